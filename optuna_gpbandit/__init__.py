@@ -1,0 +1,11 @@
+"""Gaussian-process bandit samplers for Optuna.
+
+Pipeline: study history (``_history``) -> observations (``_observations``, ``_space``) -> GP
+posterior (``gp``, ``_model``) -> acquisition (``acquisition``) -> maximiser (``_maximize``) ->
+params. Samplers (``samplers``) compose these parts; ``report`` summarises finished studies.
+"""
+
+from optuna_gpbandit.samplers import GPTSSampler, GPUCBSampler, IGPUCBSampler
+
+__version__ = "0.1.0"
+__all__ = ["GPTSSampler", "GPUCBSampler", "IGPUCBSampler", "__version__"]

@@ -1,0 +1,128 @@
+"""Observations -> GP posterior, with hyperparameter refits on a schedule.
+
+Fitting hyperparameters is the costly step, so it runs on a schedule: at every sampling call
+while the study is small, then only when the number of observations has grown by ``refit_growth``
+(5 % by default) since the last fit, on at most ``max_fit_points`` observations (a seeded subset
+beyond that). Between refits the last fitted values are reused.
+
+The fitted values and the size of the data they were fitted on are written to each sampled
+trial's system attrs (``gpbandit:state``), and the next call reads them back from the study: the
+schedule and the warm starts depend only on the stored history, so a resumed study or another
+worker process reproduces them exactly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+from optuna.trial import FrozenTrial
+
+from optuna_gpbandit import _randomness
+from optuna_gpbandit._observations import Observations
+from optuna_gpbandit._space import EncodedSpace
+from optuna_gpbandit._storage import read_trial_json
+from optuna_gpbandit.gp.fit import fit_hyperparameters
+from optuna_gpbandit.gp.kernels import check_kernel_name
+from optuna_gpbandit.gp.posterior import GPParams, GPPosterior
+
+STATE_KEY = "state"
+
+
+@dataclass(frozen=True)
+class GPConfig:
+    """GP model settings shared by every sampler (see the samplers' docstrings)."""
+
+    kernel: str = "matern52"
+    lengthscale: float | Sequence[float] | None = None
+    kernel_scale: float | None = None
+    noise_var: float | None = None
+    refit_growth: float = 0.05
+    max_fit_points: int = 256
+
+    def __post_init__(self) -> None:
+        check_kernel_name(self.kernel)
+        if self.lengthscale is not None and np.any(np.asarray(self.lengthscale, dtype=float) <= 0):
+            raise ValueError("lengthscale must be positive.")
+        for name in ("kernel_scale", "noise_var"):
+            v = getattr(self, name)
+            if v is not None and not (np.isfinite(v) and v > 0):
+                raise ValueError(f"{name} must be a positive finite number, got {v}.")
+        if not (self.refit_growth >= 0):
+            raise ValueError("refit_growth must be >= 0.")
+        if self.max_fit_points < 2:
+            raise ValueError("max_fit_points must be >= 2.")
+
+    @property
+    def fits_anything(self) -> bool:
+        return self.lengthscale is None or self.kernel_scale is None or self.noise_var is None
+
+
+@dataclass(frozen=True)
+class FittedModel:
+    posterior: GPPosterior
+    n_fit: int  # number of observations the hyperparameters were fitted on
+    refitted: bool
+
+    def state(self, space: EncodedSpace) -> dict[str, Any]:
+        return {"names": space.names, "n_fit": self.n_fit, "gp": self.posterior.params.to_json()}
+
+
+def latest_state(trials: list[FrozenTrial], before_number: int) -> dict[str, Any] | None:
+    """The most recent model state stored on a trial numbered below ``before_number``."""
+    for t in sorted(trials, key=lambda t: t.number, reverse=True):
+        if t.number < before_number:
+            state = read_trial_json(t, STATE_KEY)
+            if isinstance(state, dict) and "gp" in state:
+                return state
+    return None
+
+
+def _needs_refit(n: int, prev: dict[str, Any] | None, names: list[str], growth: float) -> bool:
+    if prev is None or prev.get("names") != names:
+        return True
+    n_fit = int(prev.get("n_fit", 0))
+    return n < n_fit or n - n_fit >= max(1, int(growth * n_fit))
+
+
+def fit_model(
+    obs: Observations,
+    space: EncodedSpace,
+    config: GPConfig,
+    previous: dict[str, Any] | None,
+    seed: int,
+    noise_var: float | None = None,
+) -> FittedModel:
+    """Posterior for ``obs``: refit or reuse hyperparameters according to the schedule.
+
+    ``noise_var`` overrides ``config.noise_var`` (IGP-UCB/GP-TS with a fixed lambda).
+    """
+    noise = config.noise_var if noise_var is None else noise_var
+    fixed_l = None if config.lengthscale is None else np.asarray(config.lengthscale, dtype=float)
+    prev_params = None
+    if previous is not None and previous.get("names") == space.names:
+        try:
+            prev_params = GPParams.from_json(previous["gp"])
+        except (KeyError, TypeError, ValueError):
+            prev_params = None
+    fits = fixed_l is None or config.kernel_scale is None or noise is None
+    refit = fits and (prev_params is None or _needs_refit(obs.n, previous, space.names, config.refit_growth))
+    if refit or prev_params is None or prev_params.kernel != config.kernel:
+        X, y = obs.X, obs.y
+        if obs.n > config.max_fit_points:
+            rng = _randomness.trial_rng(seed, obs.n, _randomness.FIT)
+            idx = np.sort(rng.choice(obs.n, config.max_fit_points, replace=False))
+            X, y = X[idx], y[idx]
+        params = fit_hyperparameters(
+            X, y, space.is_categorical, config.kernel,
+            fixed_lengthscales=fixed_l, fixed_scale=config.kernel_scale,
+            fixed_noise_var=noise, warm_start=prev_params,
+        )
+        n_fit, refitted = obs.n, True
+    else:
+        params = prev_params
+        if noise is not None:
+            params = GPParams(params.kernel, params.lengthscales, params.scale, float(noise))
+        n_fit, refitted = int(previous["n_fit"]), False
+    return FittedModel(GPPosterior(obs.X, obs.y, params, space.is_categorical), n_fit, refitted)

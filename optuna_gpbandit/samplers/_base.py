@@ -1,0 +1,244 @@
+"""The shared sampling pipeline; concrete samplers only choose the next point.
+
+``sample_relative``: study history -> observations -> GP posterior -> ``_select`` (acquisition +
+maximiser, per sampler) -> decoded params, and a JSON record of the step in the trial's system
+attrs (``gpbandit:state``: t, exploration weight, posterior at the chosen point, information gain,
+hyperparameters).
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+import optuna
+from optuna.distributions import BaseDistribution
+from optuna.logging import get_logger
+from optuna.samplers import BaseSampler
+from optuna.study import Study
+from optuna.trial import FrozenTrial, TrialState
+
+from optuna_gpbandit import _randomness
+from optuna_gpbandit._history import collect_history
+from optuna_gpbandit._model import STATE_KEY, FittedModel, GPConfig, fit_model, latest_state
+from optuna_gpbandit._observations import Observations, build_observations
+from optuna_gpbandit._space import EncodedSpace
+from optuna_gpbandit._storage import write_trial_json
+from optuna_gpbandit.gp.posterior import NumericalError
+
+_logger = get_logger(__name__)
+
+_N_WARM_STARTS = 3
+
+
+@dataclass(frozen=True)
+class SelectionContext:
+    """Everything a sampler's ``_select`` may use."""
+
+    study: Study
+    trial: FrozenTrial
+    space: EncodedSpace
+    obs: Observations
+    model: FittedModel
+    rng: np.random.Generator
+
+    @property
+    def t(self) -> int:
+        """Index of the round being chosen (completed observations + 1)."""
+        return self.obs.n + 1
+
+    def warm_starts(self) -> np.ndarray:
+        """The best observed points (candidates for the maximiser)."""
+        k = min(_N_WARM_STARTS, self.obs.n)
+        return self.obs.X[np.argsort(-self.obs.y, kind="stable")[:k]]
+
+
+def _check_positive_int(name: str, value: int, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}.")
+    return int(value)
+
+
+class GPBanditSampler(BaseSampler, abc.ABC):
+    """Base class of the GP bandit samplers (not used directly).
+
+    Parameters
+    ----------
+    seed
+        Seed of every random choice. Each trial's draws come from ``(seed, trial.number)``, so a
+        fresh sampler on a stored study repeats an uninterrupted run. ``None`` draws a seed.
+    n_startup_trials
+        Completed trials before the GP is used. The first trial goes to ``independent_sampler``
+        (the search space is unknown until a trial completes); the next ones take points of a
+        scrambled Sobol sequence indexed by trial number, so parallel workers get distinct,
+        space-filling points.
+    independent_sampler
+        Sampler for parameters outside the relative search space (conditional or dynamic ones)
+        and for the first trial. Defaults to ``RandomSampler(seed)``.
+    kernel
+        ``"matern52"`` (default) or ``"se"``; ARD lengthscales over the encoded parameters.
+    lengthscale, kernel_scale, noise_var
+        Fix these hyperparameters (in encoded unit-cube inputs and standardised targets) instead
+        of fitting them by MAP marginal likelihood. ``lengthscale`` may be a scalar or one value
+        per parameter (in search-space order).
+    standardize
+        Standardise the objective values before the GP (default). ``False`` uses the raw,
+        direction-oriented values, as the papers' theory assumes.
+    n_candidates
+        Quasi-random candidates scored before local polishing (and the enumeration limit for fully
+        discrete spaces).
+    n_local_search
+        Best candidates polished with L-BFGS-B / discrete line search.
+    refit_growth, max_fit_points
+        Hyperparameter refit schedule: refit when the number of observations grew by this
+        fraction since the last fit (``0`` refits every trial); fit on at most this many points.
+    warn_independent_sampling
+        Log a warning when a parameter after the startup phase goes to the independent sampler.
+    """
+
+    def __init__(
+        self,
+        *,
+        seed: int | None = None,
+        n_startup_trials: int = 5,
+        independent_sampler: BaseSampler | None = None,
+        kernel: str = "matern52",
+        lengthscale: float | Sequence[float] | None = None,
+        kernel_scale: float | None = None,
+        noise_var: float | None = None,
+        standardize: bool = True,
+        n_candidates: int = 1024,
+        n_local_search: int = 5,
+        refit_growth: float = 0.05,
+        max_fit_points: int = 256,
+        warn_independent_sampling: bool = True,
+    ) -> None:
+        self._seed = int(np.random.SeedSequence().entropy % (2**31)) if seed is None else int(seed)
+        self._user_seed = seed is not None
+        self._n_startup_trials = _check_positive_int("n_startup_trials", n_startup_trials, 1)
+        self._independent_sampler = independent_sampler or optuna.samplers.RandomSampler(seed=seed)
+        self._gp_config = GPConfig(
+            kernel=kernel,
+            lengthscale=lengthscale,
+            kernel_scale=kernel_scale,
+            noise_var=noise_var,
+            refit_growth=refit_growth,
+            max_fit_points=max_fit_points,
+        )
+        self._standardize = bool(standardize)
+        self._n_candidates = _check_positive_int("n_candidates", n_candidates, 1)
+        self._n_local_search = _check_positive_int("n_local_search", n_local_search, 0)
+        self._warn_independent_sampling = warn_independent_sampling
+        self._search_space = optuna.search_space.IntersectionSearchSpace()
+
+    # ---------------------------------------------------------------- Optuna interface
+    def reseed_rng(self) -> None:
+        """Reseed the independent sampler; draw a new seed unless the user fixed one.
+
+        Per-trial streams already differ between trials, so threads need no reseeding.
+        """
+        if not self._user_seed:
+            self._seed = int(np.random.SeedSequence().entropy % (2**31))
+        self._independent_sampler.reseed_rng()
+
+    def infer_relative_search_space(
+        self, study: Study, trial: FrozenTrial
+    ) -> dict[str, BaseDistribution]:
+        return {
+            name: dist
+            for name, dist in self._search_space.calculate(study).items()
+            if not dist.single()
+        }
+
+    def sample_relative(
+        self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
+    ) -> dict[str, Any]:
+        self._check_single_objective(study)
+        if not search_space:
+            return {}
+        space = EncodedSpace(search_space)
+        history = collect_history(study, space.names, trial)
+        if len(history.completed) < self._n_startup_trials:
+            return space.decode(self._startup_point(space, trial.number))
+
+        obs = build_observations(history.completed, space, study.direction, self._standardize)
+        previous = latest_state(history.all_trials, trial.number)
+        try:
+            model = self._fit(obs, space, previous)
+        except NumericalError:
+            _logger.warning(
+                "Trial %d: the GP could not be factorised; sampling a quasi-random point.",
+                trial.number,
+            )
+            return space.decode(self._startup_point(space, trial.number))
+        rng = _randomness.trial_rng(self._seed, trial.number, _randomness.SAMPLE)
+        ctx = SelectionContext(study, trial, space, obs, model, rng)
+        x, record = self._select(ctx)
+        mu, var = model.posterior.mean_var(x[None, :])
+        noise = model.posterior.effective_noise_var
+        record.update(
+            t=ctx.t,
+            mu=float(mu[0] * obs.scale + obs.shift),
+            sigma=float(np.sqrt(var[0]) * obs.scale),
+            info_gain=model.posterior.information_gain(),
+            info_gain_inc=float(0.5 * np.log1p(var[0] / noise)),
+            refitted=model.refitted,
+        )
+        record.update(model.state(space))
+        write_trial_json(study, trial, STATE_KEY, record)
+        return space.decode(x)
+
+    def sample_independent(
+        self,
+        study: Study,
+        trial: FrozenTrial,
+        param_name: str,
+        param_distribution: BaseDistribution,
+    ) -> Any:
+        self._check_single_objective(study)
+        if self._warn_independent_sampling and trial.number > 0:
+            n_complete = len(study._get_trials(deepcopy=False, states=(TrialState.COMPLETE,)))
+            if n_complete >= self._n_startup_trials:
+                _logger.warning(
+                    "Trial %d: parameter %r is outside the relative search space of %s; it is "
+                    "sampled by %s.",
+                    trial.number, param_name, type(self).__name__,
+                    type(self._independent_sampler).__name__,
+                )
+        return self._independent_sampler.sample_independent(
+            study, trial, param_name, param_distribution
+        )
+
+    def before_trial(self, study: Study, trial: FrozenTrial) -> None:
+        self._independent_sampler.before_trial(study, trial)
+
+    def after_trial(
+        self,
+        study: Study,
+        trial: FrozenTrial,
+        state: TrialState,
+        values: Sequence[float] | None,
+    ) -> None:
+        self._independent_sampler.after_trial(study, trial, state, values)
+
+    # ---------------------------------------------------------------- pipeline hooks
+    def _fit(self, obs: Observations, space: EncodedSpace, previous: dict | None) -> FittedModel:
+        return fit_model(obs, space, self._gp_config, previous, self._seed)
+
+    @abc.abstractmethod
+    def _select(self, ctx: SelectionContext) -> tuple[np.ndarray, dict[str, Any]]:
+        """Return the encoded next point and a record of the step (e.g. the beta used)."""
+
+    # ---------------------------------------------------------------- helpers
+    def _startup_point(self, space: EncodedSpace, number: int) -> np.ndarray:
+        return space.sobol_point(number, self._seed)
+
+    @staticmethod
+    def _check_single_objective(study: Study) -> None:
+        if study._is_multi_objective():
+            raise ValueError(
+                "optuna_gpbandit samplers support single-objective studies only; this study has "
+                f"{len(study.directions)} objectives."
+            )
