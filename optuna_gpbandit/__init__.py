@@ -5,7 +5,17 @@ posterior (``gp``, ``_model``) -> acquisition (``acquisition``) -> maximiser (``
 params. Samplers (``samplers``) compose these parts; ``report`` summarises finished studies.
 """
 
+from optuna_gpbandit import report
+from optuna_gpbandit.report import RegretReport, regret_report
 from optuna_gpbandit.samplers import GPTSSampler, GPUCBSampler, IGPUCBSampler
 
 __version__ = "0.1.0"
-__all__ = ["GPTSSampler", "GPUCBSampler", "IGPUCBSampler", "__version__"]
+__all__ = [
+    "GPTSSampler",
+    "GPUCBSampler",
+    "IGPUCBSampler",
+    "RegretReport",
+    "__version__",
+    "regret_report",
+    "report",
+]

@@ -19,6 +19,7 @@ from optuna.logging import get_logger
 from optuna.samplers import BaseSampler
 from optuna.study import Study
 from optuna.trial import FrozenTrial, TrialState
+from threadpoolctl import threadpool_limits
 
 from optuna_gpbandit import _randomness
 from optuna_gpbandit._history import collect_history
@@ -158,6 +159,13 @@ class GPBanditSampler(BaseSampler, abc.ABC):
         self._check_single_objective(study)
         if not search_space:
             return {}
+        # Many small BLAS calls: threads only contend (with each other, with other workers).
+        with threadpool_limits(limits=1, user_api="blas"):
+            return self._sample_relative(study, trial, search_space)
+
+    def _sample_relative(
+        self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
+    ) -> dict[str, Any]:
         space = EncodedSpace(search_space)
         history = collect_history(study, space.names, trial)
         if len(history.completed) < self._n_startup_trials:

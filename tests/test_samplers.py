@@ -1,0 +1,295 @@
+"""Behaviour of the three samplers through Optuna studies."""
+
+import math
+import shutil
+
+import numpy as np
+import optuna
+import pytest
+from optuna.trial import TrialState
+
+from optuna_gpbandit import GPTSSampler, GPUCBSampler, IGPUCBSampler
+from optuna_gpbandit._storage import read_trial_json
+
+from conftest import ALL_SAMPLERS
+
+
+def _state(trial):
+    return read_trial_json(trial, "state")
+
+
+def _params_seq(study):
+    return [t.params for t in sorted(study.trials, key=lambda t: t.number)]
+
+
+def _quad(trial):
+    return (trial.suggest_float("x", 0.0, 1.0) - 0.3) ** 2
+
+
+def _mixed(trial):
+    x = trial.suggest_float("x", 1e-3, 1.0, log=True)
+    k = trial.suggest_int("k", 1, 10)
+    c = trial.suggest_categorical("c", ["a", "b", None])
+    return math.log(x) ** 2 + (k - 4) ** 2 + (0.0 if c == "b" else 1.0)
+
+
+@pytest.mark.parametrize("sampler_cls", ALL_SAMPLERS)
+def test_same_seed_same_sequence_and_different_seed_differs(sampler_cls):
+    runs = []
+    for seed in (0, 0, 1):
+        study = optuna.create_study(sampler=sampler_cls(seed=seed))
+        study.optimize(_mixed, n_trials=12)
+        runs.append(_params_seq(study))
+    assert runs[0] == runs[1]
+    assert runs[0] != runs[2]
+
+
+@pytest.mark.parametrize("sampler_cls", ALL_SAMPLERS)
+def test_resume_from_sqlite_with_fresh_sampler_repeats_uninterrupted_run(sampler_cls, tmp_path):
+    url_a = f"sqlite:///{tmp_path / 'a.db'}"
+    full = optuna.create_study(storage=url_a, sampler=sampler_cls(seed=3))
+    full.optimize(_mixed, n_trials=16)
+
+    url_b = f"sqlite:///{tmp_path / 'b.db'}"
+    first = optuna.create_study(storage=url_b, study_name="s", sampler=sampler_cls(seed=3))
+    first.optimize(_mixed, n_trials=9)
+    del first
+    resumed = optuna.load_study(storage=url_b, study_name="s", sampler=sampler_cls(seed=3))
+    resumed.optimize(_mixed, n_trials=7)
+    assert _params_seq(resumed) == _params_seq(full)
+
+
+@pytest.mark.parametrize("sampler_cls", ALL_SAMPLERS)
+def test_fresh_sampler_on_copied_storage_suggests_the_same_point(sampler_cls, tmp_path):
+    src = tmp_path / "src.db"
+    study = optuna.create_study(storage=f"sqlite:///{src}", study_name="s", sampler=sampler_cls(seed=5))
+    study.optimize(_mixed, n_trials=10)
+    shutil.copy(src, tmp_path / "copy.db")
+    t1 = study.ask()
+    _mixed(t1)
+    other = optuna.load_study(
+        storage=f"sqlite:///{tmp_path / 'copy.db'}", study_name="s", sampler=sampler_cls(seed=5)
+    )
+    t2 = other.ask()
+    _mixed(t2)
+    assert t1.number == t2.number
+    assert t1.params == t2.params
+
+
+@pytest.mark.parametrize("sampler_cls", ALL_SAMPLERS)
+def test_minimize_and_mirrored_maximize_give_the_same_trials(sampler_cls):
+    a = optuna.create_study(direction="minimize", sampler=sampler_cls(seed=0))
+    a.optimize(_quad, n_trials=15)
+    b = optuna.create_study(direction="maximize", sampler=sampler_cls(seed=0))
+    b.optimize(lambda t: -_quad(t), n_trials=15)
+    assert _params_seq(a) == _params_seq(b)
+    assert abs(a.best_params["x"] - 0.3) < 0.05
+
+
+def _bumpy_1d(x):  # max 1.0 at x = 0.7, secondary bump at 0.2
+    return math.exp(-((x - 0.7) ** 2) / 0.005) + 0.6 * math.exp(-((x - 0.2) ** 2) / 0.01)
+
+
+def _branin(x, y):
+    return (
+        (y - 5.1 / (4 * np.pi**2) * x**2 + 5 / np.pi * x - 6) ** 2
+        + 10 * (1 - 1 / (8 * np.pi)) * np.cos(x)
+        + 10
+    )
+
+
+PROBLEMS = {
+    "bumpy1d": (
+        "maximize",
+        lambda t: _bumpy_1d(t.suggest_float("x", 0.0, 1.0)),
+        1.0,
+    ),
+    "branin2d": (
+        "minimize",
+        lambda t: _branin(t.suggest_float("x", -5.0, 10.0), t.suggest_float("y", 0.0, 15.0)),
+        0.397887,
+    ),
+}
+
+
+def _regrets(study, optimum):
+    v = np.array([t.value for t in study.trials if t.state == TrialState.COMPLETE])
+    r = np.abs(optimum - v)
+    return r.sum(), r.min()
+
+
+@pytest.mark.parametrize("sampler_cls", ALL_SAMPLERS)
+@pytest.mark.parametrize("problem", sorted(PROBLEMS))
+def test_regret_well_below_random_search(sampler_cls, problem):
+    direction, objective, optimum = PROBLEMS[problem]
+    ours_cum, ours_simple, rnd_cum, rnd_simple = [], [], [], []
+    for seed in range(3):
+        s = optuna.create_study(direction=direction, sampler=sampler_cls(seed=seed))
+        s.optimize(objective, n_trials=30)
+        c, m = _regrets(s, optimum)
+        ours_cum.append(c)
+        ours_simple.append(m)
+        r = optuna.create_study(direction=direction, sampler=optuna.samplers.RandomSampler(seed=seed))
+        r.optimize(objective, n_trials=30)
+        c, m = _regrets(r, optimum)
+        rnd_cum.append(c)
+        rnd_simple.append(m)
+    assert np.mean(ours_cum) < 0.5 * np.mean(rnd_cum)
+    assert np.median(ours_simple) < 0.2 * np.median(rnd_simple)
+
+
+def test_categorical_and_float_space_finds_the_right_category():
+    study = optuna.create_study(direction="maximize", sampler=GPUCBSampler(seed=0))
+    study.optimize(
+        lambda t: t.suggest_float("x", 0, 1) * (t.suggest_categorical("c", ["a", "b", "c"]) == "b"),
+        n_trials=30,
+    )
+    assert study.best_params["c"] == "b"
+    assert study.best_params["x"] > 0.95
+
+
+def test_finite_space_uses_its_cardinality_in_theorem1_beta():
+    study = optuna.create_study(sampler=GPUCBSampler(seed=0, n_startup_trials=2))
+    study.optimize(lambda t: (t.suggest_int("k", 0, 45) - 17) ** 2, n_trials=6)
+    for trial in study.trials[2:]:
+        state = _state(trial)
+        t = state["t"]
+        assert t == trial.number + 1
+        expected = 0.2 * 2 * math.log(46 * t**2 * math.pi**2 / 0.6)
+        assert state["beta"] == pytest.approx(expected, rel=1e-12)
+
+
+def test_continuous_space_theorem1_uses_candidate_count_and_theorem2_its_formula():
+    s1 = optuna.create_study(sampler=GPUCBSampler(seed=0, n_candidates=512, beta_scale=1.0))
+    s1.optimize(_quad, n_trials=7)
+    st = _state(s1.trials[-1])
+    assert st["beta"] == pytest.approx(2 * math.log(512 * st["t"] ** 2 * math.pi**2 / 0.6))
+    s2 = optuna.create_study(sampler=GPUCBSampler(seed=0, beta="theorem2", beta_scale=0.5))
+    s2.optimize(_quad, n_trials=7)
+    st = _state(s2.trials[-1])
+    t = st["t"]
+    theo = 2 * math.log(2 * t * t * math.pi**2 / 0.3) + 2 * math.log(t * t * math.sqrt(math.log(40)))
+    assert st["beta"] == pytest.approx(0.5 * theo)
+
+
+def test_constant_and_callable_beta_and_bad_beta():
+    s = optuna.create_study(sampler=GPUCBSampler(seed=0, beta=lambda t: 0.5 * t, beta_scale=1.0))
+    s.optimize(_quad, n_trials=7)
+    st = _state(s.trials[-1])
+    assert st["beta"] == pytest.approx(0.5 * st["t"])
+    with pytest.raises(ValueError):
+        GPUCBSampler(beta="theorem9")
+    with pytest.raises(ValueError):
+        GPUCBSampler(beta=-1.0)
+    with pytest.raises(ValueError):
+        GPUCBSampler(delta=1.5)
+    s = optuna.create_study(sampler=GPUCBSampler(seed=0, beta=lambda t: float("nan")))
+    with pytest.raises(ValueError):
+        s.optimize(_quad, n_trials=7)
+
+
+def test_igp_ucb_records_paper_beta_from_data_information_gain():
+    sampler = IGPUCBSampler(seed=0, B=1.0, R=0.1, delta=0.1, lam=0.01, kernel_scale=1.0,
+                            lengthscale=0.2)
+    s = optuna.create_study(sampler=sampler)
+    s.optimize(_quad, n_trials=10)
+    for trial in s.trials[5:]:
+        st = _state(trial)
+        assert st["gamma"] == pytest.approx(st["info_gain"])
+        assert st["beta"] == pytest.approx(1.0 + 0.1 * math.sqrt(2 * (st["gamma"] + 1 + math.log(10))))
+        assert st["gp"]["noise_var"] == pytest.approx(0.01)
+
+
+def test_gp_ts_scale_and_lambda_theory():
+    sampler = GPTSSampler(seed=0, B=2.0, R=0.5, lam="theory", horizon=50, kernel_scale=1.0)
+    s = optuna.create_study(sampler=sampler)
+    s.optimize(_quad, n_trials=8)
+    st = _state(s.trials[-1])
+    assert st["gp"]["noise_var"] == pytest.approx(1 + 2 / 50)
+    assert st["v"] == pytest.approx(2.0 + 0.5 * math.sqrt(2 * (st["gamma"] + 1 + math.log(20))))
+    with pytest.raises(ValueError):
+        GPTSSampler(lam="sometimes")
+    with pytest.raises(ValueError):
+        IGPUCBSampler(lam=0.1, noise_var=0.1)
+
+
+def test_information_gain_record_adds_up_with_fixed_hyperparameters():
+    sampler = GPUCBSampler(seed=1, lengthscale=0.2, kernel_scale=1.0, noise_var=0.025,
+                           kernel="se", standardize=False)
+    s = optuna.create_study(sampler=sampler)
+    s.optimize(_quad, n_trials=15)
+    gp_trials = s.trials[5:]
+    for prev, nxt in zip(gp_trials, gp_trials[1:]):
+        a, b = _state(prev), _state(nxt)
+        assert b["info_gain"] == pytest.approx(a["info_gain"] + a["info_gain_inc"], abs=1e-9)
+
+
+@pytest.mark.parametrize("sampler_cls", ALL_SAMPLERS)
+def test_bad_values_and_states_do_not_break_sampling(sampler_cls):
+    study = optuna.create_study(sampler=sampler_cls(seed=0))
+    outcomes = iter([float("nan"), float("inf"), -float("inf"), "fail", "prune"] + [None] * 20)
+
+    def objective(trial):
+        x = trial.suggest_float("x", -1, 1)
+        y = trial.suggest_int("y", -3, 3)
+        o = next(outcomes)
+        if o == "fail":
+            raise RuntimeError("boom")
+        if o == "prune":
+            trial.report(1.0, 0)
+            raise optuna.TrialPruned()
+        return x * x + y * y if o is None else o
+
+    study.optimize(objective, n_trials=20, catch=(RuntimeError,))
+    states = [t.state for t in study.trials]
+    assert states.count(TrialState.FAIL) == 2  # NaN and the exception
+    assert states.count(TrialState.PRUNED) == 1
+    assert states.count(TrialState.COMPLETE) == 17
+    for t in study.trials:
+        assert -1 <= t.params["x"] <= 1 and t.params["y"] in range(-3, 4)
+    gp_states = [_state(t) for t in study.trials if _state(t) is not None]
+    assert gp_states and all(np.isfinite(st["mu"]) and np.isfinite(st["sigma"]) for st in gp_states)
+    # FAIL/PRUNED trials are not observations: t counts COMPLETE trials only.
+    last = study.trials[-1]
+    n_complete_before = sum(
+        1 for t in study.trials[:-1] if t.state == TrialState.COMPLETE
+    )
+    assert _state(last)["t"] == n_complete_before + 1
+
+
+@pytest.mark.parametrize("sampler_cls", ALL_SAMPLERS)
+def test_degenerate_spaces_and_objectives(sampler_cls):
+    # one fixed value + one real parameter, constant objective
+    s = optuna.create_study(sampler=sampler_cls(seed=0))
+    s.optimize(lambda t: t.suggest_float("fixed", 2.0, 2.0) + 0 * t.suggest_float("x", 0, 1), n_trials=10)
+    assert all(t.params["fixed"] == 2.0 for t in s.trials)
+    # categorical only
+    s = optuna.create_study(sampler=sampler_cls(seed=0))
+    s.optimize(lambda t: {"a": 1.0, "b": 0.0, "c": 2.0}[t.suggest_categorical("c", ["a", "b", "c"])],
+               n_trials=10)
+    assert s.best_params["c"] == "b"
+    # duplicates: the same point enqueued many times
+    s = optuna.create_study(sampler=sampler_cls(seed=0))
+    for _ in range(6):
+        s.enqueue_trial({"x": 0.5, "k": 3})
+    s.optimize(lambda t: t.suggest_float("x", 0, 1) + t.suggest_int("k", 0, 5), n_trials=12)
+    assert all(0 <= t.params["x"] <= 1 for t in s.trials)
+    # a single fixed value only: nothing to model, no crash
+    s = optuna.create_study(sampler=sampler_cls(seed=0))
+    s.optimize(lambda t: t.suggest_int("k", 3, 3), n_trials=4)
+    assert len(s.trials) == 4
+
+
+def test_constructor_validation():
+    for kwargs in (
+        {"n_startup_trials": 0},
+        {"n_candidates": 0},
+        {"kernel": "rbf"},
+        {"lengthscale": -1.0},
+        {"noise_var": 0.0},
+        {"refit_growth": -0.1},
+    ):
+        with pytest.raises(ValueError):
+            GPUCBSampler(**kwargs)
+    with pytest.raises(TypeError):
+        GPUCBSampler(0)  # keyword-only
