@@ -86,8 +86,8 @@ def test_minimize_and_mirrored_maximize_give_the_same_trials(sampler_cls):
     assert abs(a.best_params["x"] - 0.3) < 0.05
 
 
-def _bumpy_1d(x):  # max 1.0 at x = 0.7, secondary bump at 0.2
-    return math.exp(-((x - 0.7) ** 2) / 0.005) + 0.6 * math.exp(-((x - 0.2) ** 2) / 0.01)
+def _forrester(x):  # Forrester et al. (2008): global min -6.02074 at x = 0.75725, local min near 0.14
+    return (6 * x - 2) ** 2 * math.sin(12 * x - 4)
 
 
 def _branin(x, y):
@@ -99,10 +99,10 @@ def _branin(x, y):
 
 
 PROBLEMS = {
-    "bumpy1d": (
-        "maximize",
-        lambda t: _bumpy_1d(t.suggest_float("x", 0.0, 1.0)),
-        1.0,
+    "forrester1d": (
+        "minimize",
+        lambda t: _forrester(t.suggest_float("x", 0.0, 1.0)),
+        -6.020740055767083,
     ),
     "branin2d": (
         "minimize",
@@ -149,7 +149,7 @@ def test_categorical_and_float_space_finds_the_right_category():
 
 
 def test_finite_space_uses_its_cardinality_in_theorem1_beta():
-    study = optuna.create_study(sampler=GPUCBSampler(seed=0, n_startup_trials=2))
+    study = optuna.create_study(sampler=GPUCBSampler(seed=0, n_startup_trials=2, beta_scale=0.2))
     study.optimize(lambda t: (t.suggest_int("k", 0, 45) - 17) ** 2, n_trials=6)
     for trial in study.trials[2:]:
         state = _state(trial)

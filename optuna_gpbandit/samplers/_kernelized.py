@@ -24,7 +24,7 @@ class KernelizedBanditSampler(GPBanditSampler):
     def __init__(
         self,
         *,
-        B: float = 1.0,
+        B: float = 0.5,
         R: float | None = None,
         delta: float = 0.1,
         lam: float | str | None = None,

@@ -13,8 +13,9 @@ from optuna_gpbandit.samplers._base import SelectionContext
 from optuna_gpbandit.samplers._kernelized import KernelizedBanditSampler
 
 _N_TOP = 32  # best observed points included in the candidate set ...
-_N_PERTURB = 8  # ... and local perturbations of the best few of them
-_PERTURB_SD = 0.05
+_N_LOCAL = 8  # ... and local perturbations of the best few of them,
+_N_PERTURB = 32  # this many around each,
+_PERTURB_SD = (0.01, 0.05, 0.2)  # at these scales (encoded units), cycled
 
 
 class GPTSSampler(KernelizedBanditSampler):
@@ -22,8 +23,9 @@ class GPTSSampler(KernelizedBanditSampler):
     ``D_t`` and take its argmax, with ``v_t = B + R sqrt(2 (gamma_{t-1} + 1 + log(2 / delta)))``.
 
     ``D_t`` is the whole space when it is discrete with at most ``n_candidates`` points, and
-    otherwise ``n_candidates`` scrambled-Sobol points plus the 32 best observed points and
-    Gaussian perturbations (sd 0.05 in encoded units) of the best 4, so the draw can exploit.
+    otherwise ``n_candidates`` scrambled-Sobol points plus the 32 best observed points and 32
+    Gaussian perturbations each (sd 0.01, 0.05 and 0.2 in encoded units) of the best 8, so the
+    draw can exploit and refine in any dimension.
     The draw exists only on ``D_t`` (the paper's rule): there is no continuous polish. The joint
     draw costs ``O(|D_t|^3)``; keep ``n_candidates`` at a few thousand at most.
 
@@ -45,8 +47,9 @@ class GPTSSampler(KernelizedBanditSampler):
             return full
         C = space.sobol(self._n_candidates, seed=int(ctx.rng.integers(2**31 - 1)))
         top = ctx.obs.X[np.argsort(-ctx.obs.y, kind="stable")[:_N_TOP]]
-        base = np.repeat(top[:4], _N_PERTURB, axis=0)
-        noise = ctx.rng.normal(0.0, _PERTURB_SD, base.shape) * ~space.is_categorical
+        base = np.repeat(top[:_N_LOCAL], _N_PERTURB, axis=0)
+        sd = np.resize(np.asarray(_PERTURB_SD), base.shape[0])[:, None]
+        noise = ctx.rng.normal(0.0, 1.0, base.shape) * sd * ~space.is_categorical
         return np.unique(np.vstack([C, top, space.snap(base + noise)]), axis=0)
 
     def _select(self, ctx: SelectionContext) -> tuple[np.ndarray, dict[str, Any]]:

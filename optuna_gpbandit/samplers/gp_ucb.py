@@ -38,8 +38,11 @@ class GPUCBSampler(GPBanditSampler):
 
         ``t`` is the number of completed trials the model sees plus one.
     beta_scale
-        Factor on ``beta_t``. Default ``0.2``: the paper's experiments divide the theoretical
-        ``beta_t`` by 5; ``1.0`` is the theory.
+        Factor on ``beta_t``. ``1.0`` is the theory; the paper's experiments used ``0.2`` ("divided
+        by 5"). Default ``0.05`` [design choice]: on Branin, Hartmann-3/6 and Ackley-5 (4 seeds x
+        60 trials) it gave lower cumulative regret than 0.2 and 0.1 on all four and equal or
+        better simple regret on three (Hartmann-6: 0.06 against 0.64), while 0.02 was too greedy
+        on Hartmann-6. See the README for the numbers.
     delta
         Failure probability in ``(0, 1)``.
     lipschitz_a, lipschitz_b, domain_r
@@ -58,7 +61,7 @@ class GPUCBSampler(GPBanditSampler):
         self,
         *,
         beta: str | float | Callable[[int], float] = "auto",
-        beta_scale: float = 0.2,
+        beta_scale: float = 0.05,
         delta: float = 0.1,
         lipschitz_a: float = 1.0,
         lipschitz_b: float = 1.0,

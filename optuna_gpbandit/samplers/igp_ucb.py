@@ -20,7 +20,9 @@ class IGPUCBSampler(KernelizedBanditSampler):
     Parameters
     ----------
     B
-        Bound on the RKHS norm of the (standardised) objective. Default 1.0.
+        Bound on the RKHS norm of the (standardised) objective. Default 0.5 [design choice]:
+        lower cumulative regret than 1.0 on Branin, Hartmann-3/6 and Ackley-5 (4 seeds x 60
+        trials) with similar simple regret; 0.25 was too greedy on Hartmann-6.
     R
         Sub-Gaussian noise level. ``None`` (default) uses the model's noise standard deviation
         ``sqrt(lambda)``, as the paper's experiments set ``lambda = R^2``.
