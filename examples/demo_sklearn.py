@@ -1,6 +1,6 @@
 """Tune an SVM on scikit-learn's bundled digits data with a GP bandit sampler.
 
-The objective is the 5-fold cross-validated accuracy of an ``SVC`` over a log-scaled ``C`` and
+The objective is the 10-fold cross-validated accuracy of an ``SVC`` over a log-scaled ``C`` and
 ``gamma`` and a categorical ``kernel``. No data is downloaded.
 
 Run (from the repository root)::
@@ -20,12 +20,12 @@ import argparse
 import time
 
 import optuna
+from optuna.trial import TrialState
 from sklearn.datasets import load_digits
 from sklearn.model_selection import cross_val_score
 from sklearn.svm import SVC
 
-from optuna_gpbandit import GPTSSampler, GPUCBSampler, IGPUCBSampler
-from optuna_gpbandit._storage import read_trial_json
+from optuna_gpbandit import GPTSSampler, GPUCBSampler, IGPUCBSampler, sampler_record
 
 SAMPLERS = {"gp-ucb": GPUCBSampler, "igp-ucb": IGPUCBSampler, "gp-ts": GPTSSampler}
 
@@ -33,7 +33,7 @@ SAMPLERS = {"gp-ucb": GPUCBSampler, "igp-ucb": IGPUCBSampler, "gp-ts": GPTSSampl
 def parse_args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--sampler", choices=sorted(SAMPLERS), default="gp-ucb")
-    p.add_argument("--n-trials", type=int, default=40, help="trials to add in this run")
+    p.add_argument("--n-trials", type=int, default=120, help="trials to add in this run")
     p.add_argument("--seed", type=int, default=0, help="sampler seed")
     p.add_argument("--storage", default="sqlite:///gpbandit_demo.db",
                    help="Optuna RDB URL, or a file path for a JournalStorage")
@@ -59,23 +59,24 @@ def make_objective():
             gamma=trial.suggest_float("gamma", 1e-4, 10.0, log=True),
             kernel=trial.suggest_categorical("kernel", ["rbf", "poly", "sigmoid"]),
         )
-        return float(cross_val_score(model, X, y, cv=5).mean())
+        return float(cross_val_score(model, X, y, cv=10).mean())
 
     return objective
 
 
 def print_sampler_summary(study: optuna.Study) -> None:
     """Summarise the per-trial record the GP samplers store in the trials' system attrs."""
-    records = [(t, read_trial_json(t, "state")) for t in study.trials]
+    complete = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+    records = [(t, sampler_record(t)) for t in complete]
     records = [(t, r) for t, r in records if r is not None]
-    print(f"GP-sampled trials: {len(records)} of {len(study.trials)}")
+    print(f"GP-sampled trials: {len(records)} of {len(complete)} completed")
     if not records:
         return
     trial, r = records[-1]
     width = f"beta={r['beta']:.3f}" if "beta" in r else f"v={r['v']:.3f}"
     print(f"Last GP-sampled trial #{trial.number}: t={r['t']}, {width}, "
           f"information gain={r['info_gain']:.3f}")
-    print(f"  predicted {r['mu']:.4f} +- {r['sigma']:.4f}, observed {trial.value}")
+    print(f"  predicted {r['mu']:.4f} +- {r['sigma']:.4f}, observed {trial.value:.4f}")
     gp = r["gp"]
     scales = ", ".join(f"{n}={v:.3g}" for n, v in zip(r["names"], gp["lengthscales"]))
     print(f"  GP ({gp['kernel']}): lengthscales {scales}; "

@@ -6,7 +6,7 @@ params. Samplers (``samplers``) compose these parts; ``report`` summarises finis
 """
 
 from optuna_gpbandit import report
-from optuna_gpbandit.report import RegretReport, regret_report
+from optuna_gpbandit.report import RegretReport, regret_report, sampler_record
 from optuna_gpbandit.samplers import GPTSSampler, GPUCBSampler, IGPUCBSampler
 
 __version__ = "0.1.0"
@@ -18,4 +18,5 @@ __all__ = [
     "__version__",
     "regret_report",
     "report",
+    "sampler_record",
 ]

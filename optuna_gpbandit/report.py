@@ -19,9 +19,10 @@ from dataclasses import dataclass
 import numpy as np
 import optuna
 from optuna.study import Study, StudyDirection
-from optuna.trial import TrialState
+from optuna.trial import FrozenTrial, TrialState
 
-from optuna_gpbandit._model import latest_state
+from optuna_gpbandit._model import STATE_KEY, latest_state
+from optuna_gpbandit._storage import read_trial_json
 from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit.gp.posterior import GPParams, GPPosterior
 
@@ -64,6 +65,17 @@ class RegretReport:
             "simple": float(self.simple[-1]),
             "information_gain": self.total_information_gain,
         }
+
+
+def sampler_record(trial: FrozenTrial) -> dict | None:
+    """The record a GP bandit sampler stored on ``trial`` when it sampled it, or ``None``.
+
+    Keys: ``t`` (round), ``beta`` (UCB samplers) or ``v`` (GP-TS), ``mu`` and ``sigma`` (posterior
+    at the chosen point, in objective units), ``info_gain`` (of the design before the point),
+    ``info_gain_inc`` (of the new point), ``refitted``, ``n_fit`` and ``gp`` (hyperparameters).
+    Startup and independent-sampler trials have no record.
+    """
+    return read_trial_json(trial, STATE_KEY)
 
 
 def regret_curves(values: np.ndarray, optimum: float, maximize: bool) -> tuple[np.ndarray, ...]:
