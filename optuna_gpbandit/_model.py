@@ -3,7 +3,9 @@
 Fitting hyperparameters is the costly step, so it runs on a schedule: at every sampling call
 while the study is small, then only when the number of observations has grown by ``refit_growth``
 (5 % by default) since the last fit, on at most ``max_fit_points`` observations (a seeded subset
-beyond that). Between refits the last fitted values are reused.
+beyond that). Between refits the last fitted values are reused. Each refit starts from the last
+fit; it also starts from the prior's default point while there are at most 64 observations and
+whenever the number of observations crossed a power of two.
 
 The fitted values and the size of the data they were fitted on are written to each sampled
 trial's system attrs (``gpbandit:state``), and the next call reads them back from the study: the
@@ -86,6 +88,16 @@ def _needs_refit(n: int, prev: dict[str, Any] | None, names: list[str], growth: 
     return n < n_fit or n - n_fit >= max(1, int(growth * n_fit))
 
 
+def _restart_fit(n: int, previous: dict[str, Any] | None) -> bool:
+    """Also start the fit from the prior's default (not only from the last fit) while the study
+    is small and whenever the data size crossed a power of two since the last fit, so a local
+    optimum of the marginal likelihood is not kept forever."""
+    if previous is None or n <= 64:
+        return True
+    n_fit = max(int(previous.get("n_fit", 1)), 1)
+    return int(np.log2(n)) > int(np.log2(n_fit))
+
+
 def fit_model(
     obs: Observations,
     space: EncodedSpace,
@@ -118,6 +130,7 @@ def fit_model(
             X, y, space.is_categorical, config.kernel,
             fixed_lengthscales=fixed_l, fixed_scale=config.kernel_scale,
             fixed_noise_var=noise, warm_start=prev_params,
+            restart=_restart_fit(obs.n, previous),
         )
         n_fit, refitted = obs.n, True
     else:

@@ -141,9 +141,13 @@ class EncodedSpace:
         return np.array([c.encode(params[n]) for n, c in zip(self.names, self.columns)])
 
     def encode_many(self, params_list: Sequence[dict[str, Any]]) -> np.ndarray:
-        if not params_list:
-            return np.zeros((0, self.d))
-        return np.array([self.encode(p) for p in params_list])
+        X = np.zeros((len(params_list), self.d))
+        for i, (n, c) in enumerate(zip(self.names, self.columns)):
+            if c.categorical:
+                X[:, i] = [c.dist.to_internal_repr(p[n]) for p in params_list]
+            elif params_list:
+                X[:, i] = c._to_unit(np.array([float(p[n]) for p in params_list]))
+        return X
 
     def decode(self, x: np.ndarray) -> dict[str, Any]:
         return {n: c.decode(x[i]) for i, (n, c) in enumerate(zip(self.names, self.columns))}

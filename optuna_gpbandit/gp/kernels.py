@@ -47,6 +47,16 @@ def profile_grad(kind: str, r2: np.ndarray) -> np.ndarray:
     return -(5.0 / 6.0) * (1.0 + r) * np.exp(-r)
 
 
+def profile_and_grad(kind: str, r2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`profile` and :func:`profile_grad` together, sharing the exponential."""
+    if kind == "se":
+        k = np.exp(-0.5 * r2)
+        return k, -0.5 * k
+    r = np.sqrt(5.0 * r2)
+    e = np.exp(-r)
+    return (1.0 + r + r * r / 3.0) * e, -(5.0 / 6.0) * (1.0 + r) * e
+
+
 def scaled_sq_dist(
     X1: np.ndarray, X2: np.ndarray, lengthscales: np.ndarray, is_categorical: np.ndarray
 ) -> np.ndarray:
@@ -115,8 +125,8 @@ class Kernel:
         The Jacobian is zero on categorical dimensions (they are not differentiable).
         """
         r2 = scaled_sq_dist(X, x[None, :], self.lengthscales, self.is_categorical)[:, 0]
-        k = self.scale * profile(self.kind, r2)
-        dk_dr2 = self.scale * profile_grad(self.kind, r2)
+        k, dk_dr2 = profile_and_grad(self.kind, r2)
+        k, dk_dr2 = self.scale * k, self.scale * dk_dr2
         inv_l2 = np.where(self.is_categorical, 0.0, 1.0 / self.lengthscales**2)
         jac = dk_dr2[:, None] * 2.0 * (x[None, :] - X) * inv_l2[None, :]
         return k, jac

@@ -138,12 +138,17 @@ class GPPosterior:
         var = float(self.params.scale - v @ v)
         return mu, max(var, 0.0), J.T @ self.alpha, -2.0 * (J.T @ w)
 
+    def mean_cov(self, Xc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Posterior mean vector and joint covariance matrix on the rows of ``Xc``."""
+        Xc = np.atleast_2d(np.asarray(Xc, dtype=float))
+        Kxc = self.kernel(self.X, Xc)
+        V = solve_triangular(self.L, Kxc, lower=True, check_finite=False)
+        C = self.kernel(Xc, Xc) - V.T @ V
+        return Kxc.T @ self.alpha, 0.5 * (C + C.T)
+
     def covariance(self, Xc: np.ndarray) -> np.ndarray:
         """Joint posterior covariance matrix on the rows of ``Xc``."""
-        Xc = np.atleast_2d(np.asarray(Xc, dtype=float))
-        V = solve_triangular(self.L, self.kernel(self.X, Xc), lower=True, check_finite=False)
-        C = self.kernel(Xc, Xc) - V.T @ V
-        return 0.5 * (C + C.T)
+        return self.mean_cov(Xc)[1]
 
     def sample_joint(
         self, Xc: np.ndarray, rng: np.random.Generator, n_samples: int = 1, cov_scale: float = 1.0
@@ -153,9 +158,7 @@ class GPPosterior:
         The covariance is factorised with growing jitter; if that fails, an eigen-decomposition
         with negative eigenvalues clipped to zero is used.
         """
-        Xc = np.atleast_2d(np.asarray(Xc, dtype=float))
-        mu, _ = self.mean_var(Xc)
-        C = self.covariance(Xc)
+        mu, C = self.mean_cov(Xc)
         try:
             F, _ = jittered_cholesky(C, max(float(np.max(np.diag(C), initial=0.0)), 1e-12))
         except NumericalError:

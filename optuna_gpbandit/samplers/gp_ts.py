@@ -26,8 +26,10 @@ class GPTSSampler(KernelizedBanditSampler):
     otherwise ``n_candidates`` scrambled-Sobol points plus the 32 best observed points and 32
     Gaussian perturbations each (sd 0.01, 0.05 and 0.2 in encoded units) of the best 8, so the
     draw can exploit and refine in any dimension.
-    The draw exists only on ``D_t`` (the paper's rule): there is no continuous polish. The joint
-    draw costs ``O(|D_t|^3)``; keep ``n_candidates`` at a few thousand at most.
+    The draw exists only on ``D_t`` (the paper's rule): there is no continuous polish. Candidates
+    whose 5-sigma upper bound lies below the best 5-sigma lower bound cannot plausibly win and are
+    left out of the joint draw, which costs ``O(kept^3)``; keep ``n_candidates`` at a few
+    thousand at most.
 
     Parameters
     ----------
@@ -56,5 +58,7 @@ class GPTSSampler(KernelizedBanditSampler):
         gamma, R = self._width_terms(ctx)
         v = gp_ts_scale(gamma, self._B, R, self._delta)
         C = self._candidates(ctx)
-        i, _ = thompson_choice(ctx.model.posterior, C, v, ctx.rng)
-        return C[i], {"v": v, "gamma": gamma, "R": R, "n_draw_points": int(C.shape[0])}
+        i, draw = thompson_choice(ctx.model.posterior, C, v, ctx.rng)
+        n_drawn = int(np.isfinite(draw).sum())
+        return C[i], {"v": v, "gamma": gamma, "R": R, "n_candidates": int(C.shape[0]),
+                      "n_drawn": n_drawn}
