@@ -273,7 +273,26 @@ def test_thompson_choice_zero_scale_is_mean_argmax():
     mu, _ = post.mean_var(Xc)
     idx, draw = thompson_choice(post, Xc, 0.0, np.random.default_rng(3))
     assert idx == int(np.argmax(mu))
-    np.testing.assert_allclose(draw, mu, atol=1e-14)
+    # with zero scale only the mean's argmax survives pruning, and its draw is its mean
+    drawn = np.isfinite(draw)
+    assert drawn.sum() == 1 and drawn[idx]
+    np.testing.assert_allclose(draw[idx], mu[idx], atol=1e-14)
+
+
+def test_pruning_keeps_every_plausible_winner():
+    from optuna_gpbandit.acquisition.thompson import prune_candidates
+
+    post, rng = _posterior("matern52")
+    Xc = np.column_stack([rng.uniform(0, 1, 200), rng.integers(0, 3, 200), rng.uniform(0, 1, 200)])
+    keep = set(prune_candidates(post, Xc, 1.0).tolist())
+    draws = post.sample_joint(Xc, np.random.default_rng(0), n_samples=2000)
+    winners = set(np.argmax(draws, axis=1).tolist())
+    assert winners <= keep
+    mu, var = post.mean_var(Xc)
+    dropped = np.setdiff1d(np.arange(200), sorted(keep))
+    assert dropped.size > 0
+    # every dropped point is dominated by 5-sigma bands
+    assert np.all(mu[dropped] + 5 * np.sqrt(var[dropped]) < np.max(mu - 5 * np.sqrt(var)))
 
 
 def test_thompson_choice_seeded():

@@ -35,11 +35,16 @@ class GPTSSampler(KernelizedBanditSampler):
     ----------
     B, R, delta, lam, horizon, gamma
         As for :class:`~optuna_gpbandit.IGPUCBSampler`.
+    n_candidates
+        Quasi-random points of ``D_t``. Default 512 [design choice]: against 1024 it was 3-4x
+        faster, with lower cumulative regret on Hartmann-6 and Ackley-5 (4 seeds x 100 trials;
+        simple regret better on Hartmann-6, worse on Ackley-5).
     **kwargs
         Common options of :class:`~optuna_gpbandit.samplers._base.GPBanditSampler`.
     """
 
     def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("n_candidates", 512)
         super().__init__(**kwargs)
 
     def _candidates(self, ctx: SelectionContext) -> np.ndarray:
