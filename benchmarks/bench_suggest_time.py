@@ -34,12 +34,29 @@ import statistics
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Callable
 
-import numpy as np
-import optuna
-from optuna.distributions import FloatDistribution
-from optuna.trial import FrozenTrial, create_trial
+
+def _thread_limit_from_argv(argv: list[str]) -> str | None:
+    for i, arg in enumerate(argv):
+        if arg == "--threads" and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith("--threads="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+# ``--threads`` must act before numpy, scipy and torch load their thread pools: the libraries
+# read these variables once, at load (threadpoolctl later would miss scipy.linalg's OpenBLAS,
+# which is loaded lazily).
+if __name__ == "__main__" and (_threads := _thread_limit_from_argv(sys.argv[1:])) is not None \
+        and _threads.isdigit():
+    for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[_var] = _threads
+
+import numpy as np  # noqa: E402
+import optuna  # noqa: E402
+from optuna.distributions import FloatDistribution  # noqa: E402
+from optuna.trial import FrozenTrial, create_trial  # noqa: E402
 
 SAMPLER_LABELS = {
     "gpucb": "GPUCBSampler",
@@ -167,6 +184,12 @@ def environment_summary() -> str:
         import torch
 
         parts.append(f"torch {torch.__version__}")
+    try:
+        import greenlet  # noqa: F401  (GPSampler batches its L-BFGS-B runs with it)
+
+        parts.append("greenlet installed")
+    except ImportError:
+        parts.append("greenlet not installed")
     parts.append(f"{os.cpu_count()} CPUs")
     with contextlib.suppress(OSError, AttributeError):
         parts.append("load average %.2f %.2f %.2f" % os.getloadavg())
@@ -185,7 +208,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         "--quick: 50 100)")
     p.add_argument("--dim", type=int, default=5, help="number of parameters (default: 5)")
     p.add_argument("--repeats", type=int, default=None,
-                   help="runs per (n, sampler), with sampler seeds 0, 1, ... (default: 2; "
+                   help="runs per (n, sampler), with sampler seeds 0, 1, ... (default: 3; "
                         "--quick: 1)")
     p.add_argument("--calls", type=int, default=None,
                    help="timed steps per run (default: 10 for n <= 300, 5 above; --quick: 3)")
@@ -197,17 +220,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--quick", action="store_true",
                    help="smoke run: sizes 50 100, 1 repeat, 3 calls (unless given explicitly)")
     p.add_argument("--threads", type=int, default=None, metavar="N",
-                   help="limit BLAS/OpenMP thread pools (threadpoolctl) and torch to N threads "
-                        "for the whole run (default: leave the libraries' defaults; setting "
-                        "OMP_NUM_THREADS / OPENBLAS_NUM_THREADS before the run works too)")
+                   help="set OMP_NUM_THREADS, OPENBLAS_NUM_THREADS and MKL_NUM_THREADS to N "
+                        "before numpy, scipy and torch load (default: leave the environment "
+                        "alone, i.e. the libraries' defaults: one thread per core)")
     p.add_argument("--profile", type=int, default=0, metavar="N",
-                   help="also print the N hottest functions (cumulative time) of the timed "
-                        "steps of each sampler at each size (cProfile; inflates the times)")
+                   help="also print the N hottest functions (by cumulative and by own time) "
+                        "of the timed steps of each sampler at each size (cProfile; inflates "
+                        "the times)")
     args = p.parse_args(argv)
     if args.sizes is None:
         args.sizes = [50, 100] if args.quick else [100, 300, 1000]
     if args.repeats is None:
-        args.repeats = 1 if args.quick else 2
+        args.repeats = 1 if args.quick else 3
     if args.calls is None and args.quick:
         args.calls = 3
     if args.threads is not None and args.threads < 1:
@@ -228,16 +252,6 @@ def main(argv: list[str] | None = None) -> int:
         except ImportError:
             print("GPSampler needs torch: pip install -e \".[bench]\"", file=sys.stderr)
             return 1
-
-    if args.threads is not None:
-        import threadpoolctl
-
-        # Kept alive for the whole run (the limits are restored when it is collected).
-        _limits = threadpoolctl.threadpool_limits(limits=args.threads)  # noqa: F841
-        with contextlib.suppress(ImportError):
-            import torch
-
-            torch.set_num_threads(args.threads)
 
     print(f"# Suggestion time, dim={args.dim}, repeats={args.repeats}"
           + ("" if args.threads is None else f", thread pools limited to {args.threads}"))
@@ -269,10 +283,12 @@ def main(argv: list[str] | None = None) -> int:
                       f"  [{time.perf_counter() - t_start:.0f} s elapsed]", file=sys.stderr)
         for name, profiler in profilers.items():
             if profiler is not None:
-                buf = io.StringIO()
-                pstats.Stats(profiler, stream=buf).sort_stats("cumulative").print_stats(
-                    args.profile)
-                profiles.append((f"n={n} {SAMPLER_LABELS[name]}", buf.getvalue()))
+                for order in ("cumulative", "tottime"):
+                    buf = io.StringIO()
+                    pstats.Stats(profiler, stream=buf).sort_stats(order).print_stats(
+                        args.profile)
+                    profiles.append((f"n={n} {SAMPLER_LABELS[name]}, by {order}",
+                                     buf.getvalue()))
 
     print()
     print("Wall-clock seconds per ask + suggest + tell step (mean over repeats); ratios are "
@@ -299,8 +315,10 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(f"Total wall time: {time.perf_counter() - t_start:.1f} s")
     with contextlib.suppress(OSError, AttributeError):
-        print("Load average at the end: %.2f %.2f %.2f (above the CPU count, other processes "
-              "competed for the cores and the times are inflated)" % os.getloadavg())
+        load = os.getloadavg()
+        print("Load average at the end: %.2f %.2f %.2f" % load
+              + (" (above the CPU count: other processes competed for the cores, so the times "
+                 "are inflated and noisy)" if load[1] > (os.cpu_count() or 1) else ""))
     for title, text in profiles:
         print(f"\n## Profile: {title}\n")
         print(text)

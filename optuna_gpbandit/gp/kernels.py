@@ -36,7 +36,12 @@ def profile(kind: str, r2: np.ndarray) -> np.ndarray:
     if kind == "se":
         return np.exp(-0.5 * r2)
     r = np.sqrt(5.0 * r2)
-    return (1.0 + r + r * r / 3.0) * np.exp(-r)
+    e = np.exp(-r)
+    r2_5_3 = r2 * (5.0 / 3.0)  # r^2 / 3
+    r2_5_3 += r
+    r2_5_3 += 1.0
+    r2_5_3 *= e
+    return r2_5_3
 
 
 def profile_grad(kind: str, r2: np.ndarray) -> np.ndarray:
@@ -62,12 +67,16 @@ def scaled_sq_dist(
 ) -> np.ndarray:
     """Matrix of ``r2(X1[i], X2[j])`` (shape ``(n1, n2)``), clipped at 0."""
     num = ~is_categorical
-    r2 = np.zeros((X1.shape[0], X2.shape[0]))
     if num.any():
         A = X1[:, num] / lengthscales[num]
         B = X2[:, num] / lengthscales[num]
-        r2 += (A * A).sum(1)[:, None] + (B * B).sum(1)[None, :] - 2.0 * (A @ B.T)
+        r2 = A @ B.T
+        r2 *= -2.0
+        r2 += (A * A).sum(1)[:, None]
+        r2 += (B * B).sum(1)[None, :]
         np.maximum(r2, 0.0, out=r2)
+    else:
+        r2 = np.zeros((X1.shape[0], X2.shape[0]))
     for j in np.flatnonzero(is_categorical):
         r2 += (X1[:, j][:, None] != X2[:, j][None, :]) / lengthscales[j] ** 2
     return r2
