@@ -111,16 +111,24 @@ def fit_model(
     ``noise_var`` overrides ``config.noise_var`` (IGP-UCB/GP-TS with a fixed lambda).
     """
     noise = config.noise_var if noise_var is None else noise_var
-    fixed_l = None if config.lengthscale is None else np.asarray(config.lengthscale, dtype=float)
+    fixed_l = None if config.lengthscale is None else np.broadcast_to(
+        np.asarray(config.lengthscale, dtype=float), (space.d,)
+    )
+    if fixed_l is not None and config.kernel_scale is not None and noise is not None:
+        params = GPParams(config.kernel, fixed_l.copy(), config.kernel_scale, noise)
+        return FittedModel(GPPosterior(obs.X, obs.y, params, space.is_categorical), obs.n, False)
+
     prev_params = None
     if previous is not None and previous.get("names") == space.names:
         try:
             prev_params = GPParams.from_json(previous["gp"])
         except (KeyError, TypeError, ValueError):
             prev_params = None
-    fits = fixed_l is None or config.kernel_scale is None or noise is None
-    refit = fits and (prev_params is None or _needs_refit(obs.n, previous, space.names, config.refit_growth))
-    if refit or prev_params is None or prev_params.kernel != config.kernel:
+    if (
+        prev_params is None
+        or prev_params.kernel != config.kernel
+        or _needs_refit(obs.n, previous, space.names, config.refit_growth)
+    ):
         X, y = obs.X, obs.y
         if obs.n > config.max_fit_points:
             rng = _randomness.trial_rng(seed, obs.n, _randomness.FIT)
@@ -133,9 +141,12 @@ def fit_model(
             restart=_restart_fit(obs.n, previous),
         )
         n_fit, refitted = obs.n, True
-    else:
-        params = prev_params
-        if noise is not None:
-            params = GPParams(params.kernel, params.lengthscales, params.scale, float(noise))
+    else:  # reuse the last fit; fixed values always win over stored ones
+        params = GPParams(
+            config.kernel,
+            prev_params.lengthscales if fixed_l is None else fixed_l.copy(),
+            prev_params.scale if config.kernel_scale is None else config.kernel_scale,
+            prev_params.noise_var if noise is None else noise,
+        )
         n_fit, refitted = int(previous["n_fit"]), False
     return FittedModel(GPPosterior(obs.X, obs.y, params, space.is_categorical), n_fit, refitted)

@@ -37,6 +37,8 @@ class Observations:
         ``y = (y_raw - shift) / scale``.
     numbers
         Trial numbers of the rows.
+    sign
+        ``y_raw = sign * value`` (-1 for ``minimize``).
     """
 
     X: np.ndarray
@@ -45,16 +47,24 @@ class Observations:
     shift: float
     scale: float
     numbers: np.ndarray
+    sign: float = 1.0
 
     @property
     def n(self) -> int:
         return int(self.y.shape[0])
 
+    def to_objective(self, mean: float, sd: float) -> tuple[float, float]:
+        """A GP mean and standard deviation in the model's units -> objective units."""
+        return self.sign * (mean * self.scale + self.shift), sd * self.scale
+
+
+def _sign(direction: StudyDirection) -> float:
+    return -1.0 if direction == StudyDirection.MINIMIZE else 1.0
+
 
 def oriented_values(trials: list[FrozenTrial], direction: StudyDirection) -> np.ndarray:
     """Objective values with the sign that makes larger better, infinities clipped."""
-    sign = -1.0 if direction == StudyDirection.MINIMIZE else 1.0
-    y = sign * np.array([t.value for t in trials], dtype=float)
+    y = _sign(direction) * np.array([t.value for t in trials], dtype=float)
     finite = np.isfinite(y)
     if not finite.all():
         _logger.warning(
@@ -87,4 +97,5 @@ def build_observations(
         shift=shift,
         scale=scale,
         numbers=np.array([t.number for t in trials], dtype=int),
+        sign=_sign(direction),
     )

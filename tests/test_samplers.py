@@ -84,6 +84,10 @@ def test_minimize_and_mirrored_maximize_give_the_same_trials(sampler_cls):
     b.optimize(lambda t: -_quad(t), n_trials=15)
     assert _params_seq(a) == _params_seq(b)
     assert abs(a.best_params["x"] - 0.3) < 0.05
+    # the recorded posterior mean is in objective units, so it flips with the objective
+    for ta, tb in zip(a.trials[5:], b.trials[5:]):
+        assert _state(ta)["mu"] == pytest.approx(-_state(tb)["mu"], rel=1e-9, abs=1e-12)
+        assert _state(ta)["mu"] >= -1e-3  # (x - 0.3)^2 >= 0, so a good model predicts >= 0
 
 
 def _forrester(x):  # Forrester et al. (2008): global min -6.02074 at x = 0.75725, local min near 0.14
@@ -295,3 +299,18 @@ def test_constructor_validation():
             GPUCBSampler(**kwargs)
     with pytest.raises(TypeError):
         GPUCBSampler(0)  # keyword-only
+
+
+def test_fixed_hyperparameters_override_stored_state_of_a_resumed_study():
+    study = optuna.create_study(sampler=GPUCBSampler(seed=0))
+    study.optimize(_quad, n_trials=8)
+    assert _state(study.trials[-1])["gp"]["lengthscales"][0] != pytest.approx(0.1)
+    study.sampler = GPUCBSampler(seed=0, lengthscale=0.1, refit_growth=10.0)
+    study.optimize(_quad, n_trials=2)
+    for t in study.trials[-2:]:
+        assert _state(t)["gp"]["lengthscales"] == [pytest.approx(0.1)]
+    study.sampler = GPUCBSampler(seed=0, lengthscale=0.2, kernel_scale=1.0, noise_var=0.01)
+    study.optimize(_quad, n_trials=1)
+    st = _state(study.trials[-1])
+    assert st["gp"] == {"kernel": "matern52", "lengthscales": [0.2], "scale": 1.0, "noise_var": 0.01}
+    assert st["refitted"] is False

@@ -193,10 +193,11 @@ class GPBanditSampler(BaseSampler, abc.ABC):
         x, record = self._select(ctx)
         mu, var = model.posterior.mean_var(x[None, :])
         noise = model.posterior.effective_noise_var
+        mu_value, sd_value = obs.to_objective(float(mu[0]), float(np.sqrt(var[0])))
         record.update(
             t=ctx.t,
-            mu=float(mu[0] * obs.scale + obs.shift),
-            sigma=float(np.sqrt(var[0]) * obs.scale),
+            mu=mu_value,
+            sigma=sd_value,
             info_gain=model.posterior.information_gain(),
             info_gain_inc=float(0.5 * np.log1p(var[0] / noise)),
             refitted=model.refitted,
