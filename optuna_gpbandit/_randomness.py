@@ -10,12 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 # Purposes keep independent streams apart for the same trial.
-STARTUP, CANDIDATES, SAMPLE, FIT = 1, 2, 3, 4
+SAMPLE, FIT = 3, 4
 
 
 def trial_rng(seed: int, number: int, purpose: int) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence([seed, number, purpose]))
-
-
-def trial_seed(seed: int, number: int, purpose: int) -> int:
-    return int(trial_rng(seed, number, purpose).integers(2**31 - 1))

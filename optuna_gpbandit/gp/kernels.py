@@ -44,16 +44,9 @@ def profile(kind: str, r2: np.ndarray) -> np.ndarray:
     return r2_5_3
 
 
-def profile_grad(kind: str, r2: np.ndarray) -> np.ndarray:
-    """Derivative of :func:`profile` with respect to ``r2`` (finite at ``r2 = 0``)."""
-    if kind == "se":
-        return -0.5 * np.exp(-0.5 * r2)
-    r = np.sqrt(5.0 * r2)
-    return -(5.0 / 6.0) * (1.0 + r) * np.exp(-r)
-
-
 def profile_and_grad(kind: str, r2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`profile` and :func:`profile_grad` together, sharing the exponential."""
+    """:func:`profile` and its derivative with respect to ``r2`` (finite at ``r2 = 0``), sharing
+    the exponential."""
     if kind == "se":
         k = np.exp(-0.5 * r2)
         return k, -0.5 * k
