@@ -81,10 +81,8 @@ def latest_state(trials: list[FrozenTrial], before_number: int) -> dict[str, Any
     return None
 
 
-def _needs_refit(n: int, prev: dict[str, Any] | None, names: list[str], growth: float) -> bool:
-    if prev is None or prev.get("names") != names:
-        return True
-    n_fit = int(prev.get("n_fit", 0))
+def _needs_refit(n: int, n_fit: int, growth: float) -> bool:
+    """Refit when the data shrank (e.g. a history reset) or grew by ``growth`` since the fit."""
     return n < n_fit or n - n_fit >= max(1, int(growth * n_fit))
 
 
@@ -118,16 +116,17 @@ def fit_model(
         params = GPParams(config.kernel, fixed_l.copy(), config.kernel_scale, noise)
         return FittedModel(GPPosterior(obs.X, obs.y, params, space.is_categorical), obs.n, False)
 
-    prev_params = None
+    prev_params, prev_n_fit = None, 0
     if previous is not None and previous.get("names") == space.names:
         try:
             prev_params = GPParams.from_json(previous["gp"])
+            prev_n_fit = int(previous.get("n_fit", 0))
         except (KeyError, TypeError, ValueError):
             prev_params = None
     if (
         prev_params is None
         or prev_params.kernel != config.kernel
-        or _needs_refit(obs.n, previous, space.names, config.refit_growth)
+        or _needs_refit(obs.n, prev_n_fit, config.refit_growth)
     ):
         X, y = obs.X, obs.y
         if obs.n > config.max_fit_points:
@@ -148,5 +147,5 @@ def fit_model(
             prev_params.scale if config.kernel_scale is None else config.kernel_scale,
             prev_params.noise_var if noise is None else noise,
         )
-        n_fit, refitted = int(previous["n_fit"]), False
+        n_fit, refitted = prev_n_fit, False
     return FittedModel(GPPosterior(obs.X, obs.y, params, space.is_categorical), n_fit, refitted)
