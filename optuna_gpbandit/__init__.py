@@ -1,16 +1,19 @@
 """Gaussian-process bandit samplers for Optuna.
 
-Pipeline: study history (``_history``) -> observations (``_observations``, ``_space``) -> GP
+Pipeline: study history (``_history``) -> observations (``_observations``, ``_space``; censored
+rows of pending trials from ``_censoring``) -> GP
 posterior (``gp``, ``_model``) -> acquisition (``acquisition``) -> maximiser (``_maximize``) ->
 params. Samplers (``samplers``) compose these parts; ``report`` summarises finished studies.
 """
 
 from optuna_gpbandit import report
+from optuna_gpbandit._censoring import Censoring
 from optuna_gpbandit.report import RegretReport, regret_report, sampler_record
 from optuna_gpbandit.samplers import GPTSSampler, GPUCBSampler, IGPUCBSampler
 
 __version__ = "0.1.0"
 __all__ = [
+    "Censoring",
     "GPTSSampler",
     "GPUCBSampler",
     "IGPUCBSampler",

@@ -1,39 +1,126 @@
 """Study history -> the trials the model sees.
 
-* observations: COMPLETE trials that hold every parameter of the relative search space, in trial
-  number order (a value of ``+-inf`` is kept and clipped later, NaN never reaches COMPLETE);
-* pending: RUNNING and WAITING trials other than the one being sampled (reserved for the
-  delayed-feedback stage; the samplers of the core ignore them);
+* completed: COMPLETE trials that hold every parameter of the relative search space, in trial
+  number order (a value of ``+-inf`` is kept and clipped later; NaN never reaches COMPLETE);
+* pending: RUNNING and WAITING trials other than the one being sampled whose point is known for
+  every parameter of the space. Another worker's RUNNING trial may not have called all its
+  ``suggest_*`` yet, so its params are completed from the relative sample our samplers store on
+  every trial they sample (:func:`write_sampled_params`, system attr ``gpbandit:params``); a
+  WAITING (enqueued) trial's point is its ``fixed_params``. Pending trials whose point is not
+  known yet are only counted (``n_unresolved``);
 * FAIL and PRUNED trials are dropped.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
+from typing import Any
 
+from optuna.distributions import BaseDistribution
 from optuna.study import Study
 from optuna.trial import FrozenTrial, TrialState
+
+from optuna_gpbandit._storage import read_trial_json, write_trial_json
+
+PARAMS_KEY = "params"
+
+
+@dataclass(frozen=True)
+class PendingTrial:
+    """A RUNNING or WAITING trial of another caller with its full point."""
+
+    trial: FrozenTrial
+    params: dict[str, Any]
+    written: float  # when the sampler stored the point (``time.time()``; 0.0 if unknown)
 
 
 @dataclass(frozen=True)
 class History:
     """Trials visible to the model for one sampling call."""
 
+    current: FrozenTrial
     completed: list[FrozenTrial]
-    pending: list[FrozenTrial]
+    pending: list[PendingTrial]
+    n_unresolved: int
     all_trials: list[FrozenTrial]
 
 
-def collect_history(study: Study, names: list[str], current: FrozenTrial) -> History:
-    """Split the study's trials for a relative search space with parameter ``names``."""
+def write_sampled_params(
+    study: Study,
+    trial: FrozenTrial,
+    params: dict[str, Any],
+    search_space: dict[str, BaseDistribution],
+    rewrite: bool = False,
+) -> float:
+    """Store the relative sample of ``trial`` (internal representations) for other workers.
+
+    Returns the time stamp written with it. ``rewrite`` when replacing an earlier sample.
+    """
+    stamp = time.time()
+    record = {
+        "params": {n: float(search_space[n].to_internal_repr(v)) for n, v in params.items()},
+        "time": stamp,
+    }
+    write_trial_json(study, trial, PARAMS_KEY, record, rewrite=rewrite)
+    return stamp
+
+
+def _valid(dist: BaseDistribution, value: Any) -> bool:
+    try:
+        return bool(dist._contains(dist.to_internal_repr(value)))
+    except (TypeError, ValueError, IndexError):
+        return False
+
+
+def pending_point(
+    trial: FrozenTrial, search_space: dict[str, BaseDistribution]
+) -> tuple[dict[str, Any], float] | None:
+    """The full point of a pending trial in ``search_space`` and its time stamp, or ``None``."""
+    if trial.state == TrialState.WAITING:
+        known = dict(trial.system_attrs.get("fixed_params") or {})
+        stamp = 0.0
+    else:
+        known = {}
+        stamp = 0.0
+        stored = read_trial_json(trial, PARAMS_KEY)
+        if isinstance(stored, dict) and isinstance(stored.get("params"), dict):
+            stamp = float(stored.get("time", 0.0))
+            for name, internal in stored["params"].items():
+                dist = search_space.get(name)
+                if dist is None:
+                    continue
+                try:
+                    known[name] = dist.to_external_repr(internal)
+                except (TypeError, ValueError, IndexError):
+                    continue
+    known.update(trial.params)
+    point = {}
+    for name, dist in search_space.items():
+        if name not in known or not _valid(dist, known[name]):
+            return None
+        point[name] = known[name]
+    return point, stamp
+
+
+def collect_history(
+    study: Study, search_space: dict[str, BaseDistribution], current: FrozenTrial
+) -> History:
+    """Split the study's trials for the relative ``search_space``."""
     trials = study._get_trials(deepcopy=False, use_cache=False)
+    names = list(search_space)
     completed = [
         t for t in trials if t.state == TrialState.COMPLETE and all(n in t.params for n in names)
     ]
-    pending = [
-        t
-        for t in trials
-        if t.state in (TrialState.RUNNING, TrialState.WAITING) and t.number != current.number
-    ]
     completed.sort(key=lambda t: t.number)
-    return History(completed=completed, pending=pending, all_trials=trials)
+    pending: list[PendingTrial] = []
+    n_unresolved = 0
+    for t in sorted(trials, key=lambda t: t.number):
+        if t.state not in (TrialState.RUNNING, TrialState.WAITING) or t.number == current.number:
+            continue
+        found = pending_point(t, search_space)
+        if found is None:
+            n_unresolved += 1
+        else:
+            pending.append(PendingTrial(t, found[0], found[1]))
+    return History(current, completed, pending, n_unresolved, trials)

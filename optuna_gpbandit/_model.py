@@ -96,6 +96,17 @@ def _restart_fit(n: int, previous: dict[str, Any] | None) -> bool:
     return int(np.log2(n)) > int(np.log2(n_fit))
 
 
+def _posterior(obs: Observations, params: GPParams, space: EncodedSpace) -> GPPosterior:
+    """The posterior on the whole design; hallucinated labels are the observed-data mean."""
+    y = obs.y
+    if obs.hallucinate:
+        seen = obs.observed
+        base = GPPosterior(obs.X[seen], obs.y[seen], params, space.is_categorical)
+        y = obs.y.copy()
+        y[~seen] = base.mean_var(obs.X[~seen])[0]
+    return GPPosterior(obs.X, y, params, space.is_categorical)
+
+
 def fit_model(
     obs: Observations,
     space: EncodedSpace,
@@ -106,15 +117,18 @@ def fit_model(
 ) -> FittedModel:
     """Posterior for ``obs``: refit or reuse hyperparameters according to the schedule.
 
+    Hyperparameters are fitted on the observed rows only (censored labels would inflate the
+    noise and shrink the lengthscales); the posterior conditions on every row.
     ``noise_var`` overrides ``config.noise_var`` (IGP-UCB/GP-TS with a fixed lambda).
     """
     noise = config.noise_var if noise_var is None else noise_var
+    n = obs.n_observed
     fixed_l = None if config.lengthscale is None else np.broadcast_to(
         np.asarray(config.lengthscale, dtype=float), (space.d,)
     )
     if fixed_l is not None and config.kernel_scale is not None and noise is not None:
         params = GPParams(config.kernel, fixed_l.copy(), config.kernel_scale, noise)
-        return FittedModel(GPPosterior(obs.X, obs.y, params, space.is_categorical), obs.n, False)
+        return FittedModel(_posterior(obs, params, space), n, False)
 
     prev_params, prev_n_fit = None, 0
     if previous is not None and previous.get("names") == space.names:
@@ -126,20 +140,20 @@ def fit_model(
     if (
         prev_params is None
         or prev_params.kernel != config.kernel
-        or _needs_refit(obs.n, prev_n_fit, config.refit_growth)
+        or _needs_refit(n, prev_n_fit, config.refit_growth)
     ):
-        X, y = obs.X, obs.y
-        if obs.n > config.max_fit_points:
-            rng = _randomness.trial_rng(seed, obs.n, _randomness.FIT)
-            idx = np.sort(rng.choice(obs.n, config.max_fit_points, replace=False))
+        X, y = obs.X[obs.observed], obs.y[obs.observed]
+        if n > config.max_fit_points:
+            rng = _randomness.trial_rng(seed, n, _randomness.FIT)
+            idx = np.sort(rng.choice(n, config.max_fit_points, replace=False))
             X, y = X[idx], y[idx]
         params = fit_hyperparameters(
             X, y, space.is_categorical, config.kernel,
             fixed_lengthscales=fixed_l, fixed_scale=config.kernel_scale,
             fixed_noise_var=noise, warm_start=prev_params,
-            restart=_restart_fit(obs.n, previous),
+            restart=_restart_fit(n, previous),
         )
-        n_fit, refitted = obs.n, True
+        n_fit, refitted = n, True
     else:  # reuse the last fit; fixed values always win over stored ones
         params = GPParams(
             config.kernel,
@@ -148,4 +162,4 @@ def fit_model(
             prev_params.noise_var if noise is None else noise,
         )
         n_fit, refitted = prev_n_fit, False
-    return FittedModel(GPPosterior(obs.X, obs.y, params, space.is_categorical), n_fit, refitted)
+    return FittedModel(_posterior(obs, params, space), n_fit, refitted)

@@ -4,7 +4,12 @@ Targets are oriented for maximisation (``y = -value`` for ``minimize``). Infinit
 clipped to the finite range of the others (with a logged warning), so they count as the worst or
 best seen rather than breaking the fit. With ``standardize`` the targets are shifted and scaled to
 mean 0 and standard deviation 1 (scale 1 when there are fewer than two values or they are all
-equal).
+equal), using the observed values only.
+
+Rows of pending trials (see :mod:`optuna_gpbandit._censoring`) follow the observed ones. Their
+label is the censored value (the lowest observed target, or the user's lower bound of the
+objective if that is lower), or, for hallucination, is filled in by the model stage with the
+posterior mean of the observed rows.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from optuna.logging import get_logger
 from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial
 
+from optuna_gpbandit._censoring import Design
 from optuna_gpbandit._space import EncodedSpace
 
 _logger = get_logger(__name__)
@@ -39,6 +45,13 @@ class Observations:
         Trial numbers of the rows.
     sign
         ``y_raw = sign * value`` (-1 for ``minimize``).
+    observed
+        Mask of rows with an observed label; the others are pending / censored rows, which come
+        after all observed rows.
+    in_window
+        Mask of rows whose posterior standard deviation enters the ``nu_t`` sum.
+    hallucinate
+        The unobserved rows' labels are to be replaced by the observed-data posterior mean.
     """
 
     X: np.ndarray
@@ -48,10 +61,25 @@ class Observations:
     scale: float
     numbers: np.ndarray
     sign: float = 1.0
+    observed: np.ndarray | None = None
+    in_window: np.ndarray | None = None
+    hallucinate: bool = False
+
+    def __post_init__(self) -> None:
+        n = self.y.shape[0]
+        if self.observed is None:
+            object.__setattr__(self, "observed", np.ones(n, dtype=bool))
+        if self.in_window is None:
+            object.__setattr__(self, "in_window", np.zeros(n, dtype=bool))
 
     @property
     def n(self) -> int:
+        """Rows of the design (observed and censored)."""
         return int(self.y.shape[0])
+
+    @property
+    def n_observed(self) -> int:
+        return int(self.observed.sum())
 
     def to_objective(self, mean: float, sd: float) -> tuple[float, float]:
         """A GP mean and standard deviation in the model's units -> objective units."""
@@ -81,21 +109,44 @@ def build_observations(
     space: EncodedSpace,
     direction: StudyDirection,
     standardize: bool = True,
+    design: Design | None = None,
+    hallucinate: bool = False,
+    lower_bound: float | None = None,
 ) -> Observations:
-    """Encode ``trials`` (COMPLETE, holding every parameter of ``space``)."""
-    X = space.encode_many([t.params for t in trials])
+    """Encode the observed ``trials`` (COMPLETE, holding every parameter of ``space``).
+
+    With a ``design`` (see :func:`optuna_gpbandit._censoring.build_design`) its observed trials
+    replace ``trials`` and its censored rows are appended.
+    """
+    rows = [] if design is None else design.rows
+    if design is not None:
+        trials = design.observed
+    X = space.encode_many([t.params for t in trials] + [r.params for r in rows])
     y_raw = oriented_values(trials, direction)
     shift, scale = 0.0, 1.0
     if standardize and y_raw.size:
         shift = float(y_raw.mean())
         sd = float(y_raw.std())
         scale = sd if (y_raw.size >= 2 and sd > 1e-12 * max(1.0, abs(shift))) else 1.0
+    y = (y_raw - shift) / scale
+    sign = _sign(direction)
+    censored = 0.0
+    if rows and not hallucinate:
+        censored = float(y.min()) if y.size else 0.0
+        if lower_bound is not None:
+            censored = min(censored, (sign * lower_bound - shift) / scale)
+    in_window = ([] if design is None else list(design.observed_in_window)) + [
+        r.in_window for r in rows
+    ]
     return Observations(
         X=X,
-        y=(y_raw - shift) / scale,
+        y=np.concatenate([y, np.full(len(rows), censored)]),
         y_raw=y_raw,
         shift=shift,
         scale=scale,
-        numbers=np.array([t.number for t in trials], dtype=int),
-        sign=_sign(direction),
+        numbers=np.array([t.number for t in trials] + [r.number for r in rows], dtype=int),
+        sign=sign,
+        observed=np.arange(len(trials) + len(rows)) < len(trials),
+        in_window=np.array(in_window if design is not None else [False] * len(trials), dtype=bool),
+        hallucinate=hallucinate and bool(rows),
     )

@@ -124,6 +124,7 @@ class EncodedSpace:
     """
 
     def __init__(self, search_space: dict[str, BaseDistribution]) -> None:
+        self.search_space = dict(search_space)
         self.names = list(search_space)
         self.columns = [_Column(search_space[n]) for n in self.names]
         self.d = len(self.columns)

@@ -12,13 +12,21 @@ PREFIX = "gpbandit:"
 _MAX_LEN = 2045
 
 
-def write_trial_json(study: Study, trial: FrozenTrial, key: str, value: Any) -> None:
-    """Store ``value`` as JSON under ``PREFIX + key`` (``:0``, ``:1``, ... chunks)."""
+def write_trial_json(study: Study, trial: FrozenTrial, key: str, value: Any, rewrite: bool = False) -> None:
+    """Store ``value`` as JSON under ``PREFIX + key`` (``:0``, ``:1``, ... chunks).
+
+    ``rewrite=True`` when the key may already hold a longer value: an empty chunk after the last
+    one ends the value for readers.
+    """
     text = json.dumps(value)
+    n_chunks = 0
     for i in range(0, max(len(text), 1), _MAX_LEN):
         study._storage.set_trial_system_attr(
             trial._trial_id, f"{PREFIX}{key}:{i // _MAX_LEN}", text[i : i + _MAX_LEN]
         )
+        n_chunks += 1
+    if rewrite:
+        study._storage.set_trial_system_attr(trial._trial_id, f"{PREFIX}{key}:{n_chunks}", "")
 
 
 def read_trial_json(trial: FrozenTrial, key: str) -> Any | None:
@@ -26,7 +34,7 @@ def read_trial_json(trial: FrozenTrial, key: str) -> Any | None:
     attrs = trial.system_attrs
     parts = []
     i = 0
-    while (part := attrs.get(f"{PREFIX}{key}:{i}")) is not None:
+    while part := attrs.get(f"{PREFIX}{key}:{i}"):
         parts.append(part)
         i += 1
     if not parts:

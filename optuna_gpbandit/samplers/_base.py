@@ -1,15 +1,22 @@
 """The shared sampling pipeline; concrete samplers only choose the next point.
 
-``sample_relative``: study history -> observations -> GP posterior -> ``_select`` (acquisition +
-maximiser, per sampler) -> decoded params, and a JSON record of the step in the trial's system
-attrs (``gpbandit:state``: t, exploration weight, posterior at the chosen point, information gain,
-hyperparameters).
+``sample_relative``: study history (completed and pending trials) -> design with censored rows
+-> observations -> GP posterior -> ``_select`` (acquisition + maximiser, per sampler) -> decoded
+params. Two JSON records go to the trial's system attrs: ``gpbandit:params`` (the sampled point,
+so other workers see it while the trial runs) and ``gpbandit:state`` (t, exploration weight,
+posterior at the chosen point, information gain, pending counts, hyperparameters).
+
+Concurrent workers can read the same history at the same moment and pick the same point. After
+storing its point, a call whose history had pending trials with no known point yet reads the
+trials again; if one of those now holds (nearly) the same point and stored it earlier, the call
+chooses again with that point pending (at most ``_MAX_ROUNDS`` times).
 """
 
 from __future__ import annotations
 
 import abc
 import functools
+import math
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -19,11 +26,13 @@ from optuna.distributions import BaseDistribution
 from optuna.logging import get_logger
 from optuna.samplers import BaseSampler
 from optuna.study import Study
+from optuna.exceptions import UpdateFinishedTrialError
 from optuna.trial import FrozenTrial, TrialState
 from threadpoolctl import ThreadpoolController
 
 from optuna_gpbandit import _randomness
-from optuna_gpbandit._history import collect_history
+from optuna_gpbandit._censoring import Censoring, build_design, record_finish, resolve_pending
+from optuna_gpbandit._history import History, collect_history, pending_point, write_sampled_params
 from optuna_gpbandit._model import STATE_KEY, FittedModel, GPConfig, fit_model, latest_state
 from optuna_gpbandit._observations import Observations, build_observations
 from optuna_gpbandit._space import EncodedSpace
@@ -33,6 +42,8 @@ from optuna_gpbandit.gp.posterior import NumericalError
 _logger = get_logger(__name__)
 
 _N_WARM_STARTS = 3
+_MAX_ROUNDS = 3  # choices per call when a concurrent worker took the same point
+_SAME_POINT_TOL = 1e-3  # encoded units (max over columns)
 
 
 @functools.lru_cache(maxsize=1)
@@ -51,16 +62,22 @@ class SelectionContext:
     obs: Observations
     model: FittedModel
     rng: np.random.Generator
+    width_bonus: float = 0.0
 
     @property
     def t(self) -> int:
-        """Index of the round being chosen (completed observations + 1)."""
+        """Index of the round being chosen (points in the design, pending ones included, + 1)."""
         return self.obs.n + 1
+
+    def best_observed(self, k: int) -> np.ndarray:
+        """The ``k`` best observed points, best first."""
+        seen = self.obs.observed
+        X, y = self.obs.X[seen], self.obs.y[seen]
+        return X[np.argsort(-y, kind="stable")[:k]]
 
     def warm_starts(self) -> np.ndarray:
         """The best observed points (candidates for the maximiser)."""
-        k = min(_N_WARM_STARTS, self.obs.n)
-        return self.obs.X[np.argsort(-self.obs.y, kind="stable")[:k]]
+        return self.best_observed(_N_WARM_STARTS)
 
 
 def _check_positive_int(name: str, value: int, minimum: int) -> int:
@@ -104,6 +121,20 @@ class GPBanditSampler(BaseSampler, abc.ABC):
         fraction since the last fit (``0`` refits every trial); fit on at most this many points.
     warn_independent_sampling
         Log a warning when a parameter after the startup phase goes to the independent sampler.
+    pending
+        How RUNNING and WAITING trials of other workers (or asked and not yet told) are used:
+
+        * ``"censor"`` (default): Verma et al.'s censoring. Their points enter the GP with the
+          censored label (the worst observed value), which shrinks the variance and lowers the
+          mean near them, and the confidence width grows by ``B_y`` times the sum of their
+          posterior standard deviations. A :class:`~optuna_gpbandit.Censoring` instance sets the
+          window, its unit (trials or seconds), a known lower bound, ``B_y`` and which trials
+          enter the sum. Results arriving more than ``window`` launches late stay censored, as in
+          the paper; RUNNING trials older than the window (e.g. of a crashed worker) stay
+          censored and stop widening the width, so they cannot freeze the search.
+        * ``"hallucinate"``: GP-BUCB (Desautels et al.): their points shrink the variance, and
+          the mean is that of the completed trials.
+        * ``"ignore"``: completed trials only (parallel workers may repeat a point).
     """
 
     def __init__(
@@ -122,11 +153,16 @@ class GPBanditSampler(BaseSampler, abc.ABC):
         refit_growth: float = 0.05,
         max_fit_points: int = 256,
         warn_independent_sampling: bool = True,
+        pending: str | Censoring = "censor",
     ) -> None:
         self._seed = int(np.random.SeedSequence().entropy % (2**31)) if seed is None else int(seed)
         self._user_seed = seed is not None
         self._n_startup_trials = _check_positive_int("n_startup_trials", n_startup_trials, 1)
-        self._independent_sampler = independent_sampler or optuna.samplers.RandomSampler(seed=seed)
+        self._own_independent = independent_sampler is None
+        self._independent_sampler = independent_sampler or _randomness.TrialSeededRandomSampler(
+            self._seed
+        )
+        self._pending_mode, self._censoring = resolve_pending(pending)
         self._gp_config = GPConfig(
             kernel=kernel,
             lengthscale=lengthscale,
@@ -149,6 +185,8 @@ class GPBanditSampler(BaseSampler, abc.ABC):
         """
         if not self._user_seed:
             self._seed = int(np.random.SeedSequence().entropy % (2**31))
+            if self._own_independent:
+                self._independent_sampler = _randomness.TrialSeededRandomSampler(self._seed)
         self._independent_sampler.reseed_rng()
 
     def infer_relative_search_space(
@@ -174,11 +212,39 @@ class GPBanditSampler(BaseSampler, abc.ABC):
         self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
     ) -> dict[str, Any]:
         space = EncodedSpace(search_space)
-        history = collect_history(study, space.names, trial)
-        if len(history.completed) < self._n_startup_trials:
-            return space.decode(self._startup_point(space, trial.number))
+        for round_ in range(_MAX_ROUNDS):
+            history = collect_history(study, search_space, trial)
+            x, record = self._choose(study, trial, space, history)
+            params = space.decode(x)
+            stamp = write_sampled_params(study, trial, params, search_space, rewrite=round_ > 0)
+            if record is None:  # a startup point: distinct per trial number
+                return params
+            record["rounds"] = round_ + 1
+            if (
+                self._pending_mode == "ignore"
+                or history.n_unresolved == 0
+                or round_ == _MAX_ROUNDS - 1
+                or not self._taken_meanwhile(study, space, history, x, stamp)
+            ):
+                break
+            _logger.debug(
+                "Trial %d: a concurrent trial took the same point; choosing again.", trial.number
+            )
+        write_trial_json(study, trial, STATE_KEY, record)
+        return params
 
-        obs = build_observations(history.completed, space, study.direction, self._standardize)
+    def _choose(
+        self, study: Study, trial: FrozenTrial, space: EncodedSpace, history: History
+    ) -> tuple[np.ndarray, dict[str, Any] | None]:
+        """The encoded next point and its record (``None`` for a startup point)."""
+        if len(history.completed) < self._n_startup_trials:
+            return self._startup_point(space, trial.number), None
+        design = build_design(history, self._pending_mode, self._censoring)
+        obs = build_observations(
+            history.completed, space, study.direction, self._standardize, design=design,
+            hallucinate=self._pending_mode == "hallucinate",
+            lower_bound=self._censoring.lower_bound,
+        )
         previous = latest_state(history.all_trials, trial.number)
         try:
             model = self._fit(obs, space, previous)
@@ -187,9 +253,13 @@ class GPBanditSampler(BaseSampler, abc.ABC):
                 "Trial %d: the GP could not be factorised; sampling a quasi-random point.",
                 trial.number,
             )
-            return space.decode(self._startup_point(space, trial.number))
+            return self._startup_point(space, trial.number), None
+        bonus = 0.0
+        if obs.in_window.any():
+            var = model.posterior.mean_var(obs.X[obs.in_window])[1]
+            bonus = self._censoring.width * float(np.sum(np.sqrt(var)))
         rng = _randomness.trial_rng(self._seed, trial.number, _randomness.SAMPLE)
-        ctx = SelectionContext(study, trial, space, obs, model, rng)
+        ctx = SelectionContext(study, trial, space, obs, model, rng, bonus)
         x, record = self._select(ctx)
         mu, var = model.posterior.mean_var(x[None, :])
         noise = model.posterior.effective_noise_var
@@ -201,10 +271,34 @@ class GPBanditSampler(BaseSampler, abc.ABC):
             info_gain=model.posterior.information_gain(),
             info_gain_inc=float(0.5 * np.log1p(var[0] / noise)),
             refitted=model.refitted,
+            n_observed=obs.n_observed,
+            n_censored=obs.n - obs.n_observed,
+            width_bonus=bonus,
         )
         record.update(model.state(space))
-        write_trial_json(study, trial, STATE_KEY, record)
-        return space.decode(x)
+        return x, record
+
+    @staticmethod
+    def _taken_meanwhile(
+        study: Study, space: EncodedSpace, history: History, x: np.ndarray, stamp: float
+    ) -> bool:
+        """Did a trial whose point was unknown at our read store (nearly) ``x`` before us?"""
+        known = {p.trial.number for p in history.pending}
+        me = history.current.number
+        for t in study._get_trials(deepcopy=False, use_cache=False):
+            if t.number == me or t.number in known:
+                continue
+            if t.state not in (TrialState.RUNNING, TrialState.WAITING):
+                continue
+            found = pending_point(t, space.search_space)
+            if found is None:
+                continue
+            params, their_stamp = found
+            if (their_stamp, t.number) < (stamp, me) and float(
+                np.max(np.abs(space.encode(params) - x), initial=0.0)
+            ) < _SAME_POINT_TOL:
+                return True
+        return False
 
     def sample_independent(
         self,
@@ -237,6 +331,11 @@ class GPBanditSampler(BaseSampler, abc.ABC):
         state: TrialState,
         values: Sequence[float] | None,
     ) -> None:
+        if self._pending_mode == "censor" and self._censoring.window_unit == "trials":
+            try:
+                record_finish(study, trial)
+            except UpdateFinishedTrialError:  # told twice, or finished by someone else
+                pass
         self._independent_sampler.after_trial(study, trial, state, values)
 
     # ---------------------------------------------------------------- pipeline hooks

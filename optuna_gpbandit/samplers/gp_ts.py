@@ -53,7 +53,7 @@ class GPTSSampler(KernelizedBanditSampler):
         if full is not None:
             return full
         C = space.sobol(self._n_candidates, seed=int(ctx.rng.integers(2**31 - 1)))
-        top = ctx.obs.X[np.argsort(-ctx.obs.y, kind="stable")[:_N_TOP]]
+        top = ctx.best_observed(_N_TOP)
         base = np.repeat(top[:_N_LOCAL], _N_PERTURB, axis=0)
         sd = np.resize(np.asarray(_PERTURB_SD), base.shape[0])[:, None]
         noise = ctx.rng.normal(0.0, 1.0, base.shape) * sd * ~space.is_categorical
@@ -62,8 +62,9 @@ class GPTSSampler(KernelizedBanditSampler):
     def _select(self, ctx: SelectionContext) -> tuple[np.ndarray, dict[str, Any]]:
         gamma, R = self._width_terms(ctx)
         v = gp_ts_scale(gamma, self._B, R, self._delta)
+        nu = v + ctx.width_bonus
         C = self._candidates(ctx)
-        i, draw = thompson_choice(ctx.model.posterior, C, v, ctx.rng)
+        i, draw = thompson_choice(ctx.model.posterior, C, nu, ctx.rng)
         n_drawn = int(np.isfinite(draw).sum())
-        return C[i], {"v": v, "gamma": gamma, "R": R, "n_candidates": int(C.shape[0]),
-                      "n_drawn": n_drawn}
+        return C[i], {"v": v, "nu": nu, "gamma": gamma, "R": R,
+                      "n_candidates": int(C.shape[0]), "n_drawn": n_drawn}

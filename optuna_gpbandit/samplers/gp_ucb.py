@@ -116,9 +116,10 @@ class GPUCBSampler(GPBanditSampler):
 
     def _select(self, ctx: SelectionContext) -> tuple[np.ndarray, dict[str, Any]]:
         beta = self._beta_scale * self.beta_t(ctx)
-        acq = UCB(ctx.model.posterior, math.sqrt(beta))
+        nu = math.sqrt(beta) + ctx.width_bonus
+        acq = UCB(ctx.model.posterior, nu)
         x, _ = maximize_acquisition(
             acq, ctx.space, ctx.rng, n_candidates=self._n_candidates,
             n_local_search=self._n_local_search, warm_starts=ctx.warm_starts(),
         )
-        return x, {"beta": beta}
+        return x, {"beta": beta, "nu": nu}

@@ -50,9 +50,10 @@ class IGPUCBSampler(KernelizedBanditSampler):
     def _select(self, ctx: SelectionContext) -> tuple[np.ndarray, dict[str, Any]]:
         gamma, R = self._width_terms(ctx)
         beta = igp_ucb_beta(gamma, self._B, R, self._delta)
+        nu = beta + ctx.width_bonus
         x, _ = maximize_acquisition(
-            UCB(ctx.model.posterior, beta), ctx.space, ctx.rng,
+            UCB(ctx.model.posterior, nu), ctx.space, ctx.rng,
             n_candidates=self._n_candidates, n_local_search=self._n_local_search,
             warm_starts=ctx.warm_starts(),
         )
-        return x, {"beta": beta, "gamma": gamma, "R": R}
+        return x, {"beta": beta, "nu": nu, "gamma": gamma, "R": R}
