@@ -8,12 +8,28 @@ params. Samplers (``samplers``) compose these parts; ``report`` summarises finis
 
 from optuna_gpbandit import report
 from optuna_gpbandit._censoring import Censoring
-from optuna_gpbandit.report import RegretReport, regret_report, sampler_record
-from optuna_gpbandit.samplers import GPTSSampler, GPUCBSampler, IGPUCBSampler
+from optuna_gpbandit.constraints import LongTermConstraints
+from optuna_gpbandit.report import (
+    ConstraintReport,
+    RegretReport,
+    constraint_report,
+    regret_report,
+    sampler_record,
+)
+from optuna_gpbandit.samplers import (
+    ConstrainedGPUCBSampler,
+    GPTSSampler,
+    GPUCBSampler,
+    IGPUCBSampler,
+)
 
 __version__ = "0.1.0"
 __all__ = [
     "Censoring",
+    "ConstrainedGPUCBSampler",
+    "ConstraintReport",
+    "LongTermConstraints",
+    "constraint_report",
     "GPTSSampler",
     "GPUCBSampler",
     "IGPUCBSampler",

@@ -112,17 +112,22 @@ def build_observations(
     design: Design | None = None,
     hallucinate: bool = False,
     lower_bound: float | None = None,
+    targets: dict[int, float] | None = None,
 ) -> Observations:
     """Encode the observed ``trials`` (COMPLETE, holding every parameter of ``space``).
 
     With a ``design`` (see :func:`optuna_gpbandit._censoring.build_design`) its observed trials
-    replace ``trials`` and its censored rows are appended.
+    replace ``trials`` and its censored rows are appended. ``targets`` (trial number -> oriented
+    target) replaces the oriented objective values, e.g. by penalised ones.
     """
     rows = [] if design is None else design.rows
     if design is not None:
         trials = design.observed
     X = space.encode_many([t.params for t in trials] + [r.params for r in rows])
-    y_raw = oriented_values(trials, direction)
+    if targets is None:
+        y_raw = oriented_values(trials, direction)
+    else:
+        y_raw = np.array([targets[t.number] for t in trials], dtype=float)
     shift, scale = 0.0, 1.0
     if standardize and y_raw.size:
         shift = float(y_raw.mean())

@@ -1,8 +1,9 @@
 """Optuna samplers: thin compositions of the shared pipeline."""
 
 from optuna_gpbandit.samplers._base import GPBanditSampler
+from optuna_gpbandit.samplers.constrained import ConstrainedGPUCBSampler
 from optuna_gpbandit.samplers.gp_ts import GPTSSampler
 from optuna_gpbandit.samplers.gp_ucb import GPUCBSampler
 from optuna_gpbandit.samplers.igp_ucb import IGPUCBSampler
 
-__all__ = ["GPBanditSampler", "GPTSSampler", "GPUCBSampler", "IGPUCBSampler"]
+__all__ = ["ConstrainedGPUCBSampler", "GPBanditSampler", "GPTSSampler", "GPUCBSampler", "IGPUCBSampler"]

@@ -15,16 +15,17 @@ chooses again with that point pending (at most ``_MAX_ROUNDS`` times).
 from __future__ import annotations
 
 import abc
+import dataclasses
 import functools
-import math
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import optuna
 from optuna.distributions import BaseDistribution
 from optuna.logging import get_logger
 from optuna.samplers import BaseSampler
+from optuna.samplers._base import _process_constraints_after_trial
 from optuna.study import Study
 from optuna.exceptions import UpdateFinishedTrialError
 from optuna.trial import FrozenTrial, TrialState
@@ -34,9 +35,10 @@ from optuna_gpbandit import _randomness
 from optuna_gpbandit._censoring import Censoring, build_design, record_finish, resolve_pending
 from optuna_gpbandit._history import History, collect_history, pending_point, write_sampled_params
 from optuna_gpbandit._model import STATE_KEY, FittedModel, GPConfig, fit_model, latest_state
-from optuna_gpbandit._observations import Observations, build_observations
+from optuna_gpbandit._observations import Observations, build_observations, oriented_values
 from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit._storage import write_trial_json
+from optuna_gpbandit.constraints import DIAGNOSTICS_KEY, LongTermConstraints
 from optuna_gpbandit.gp.posterior import NumericalError
 
 _logger = get_logger(__name__)
@@ -63,6 +65,8 @@ class SelectionContext:
     model: FittedModel
     rng: np.random.Generator
     width_bonus: float = 0.0
+    noise_factor: float = 1.0
+    delta_factor: float = 1.0
 
     @property
     def t(self) -> int:
@@ -135,6 +139,18 @@ class GPBanditSampler(BaseSampler, abc.ABC):
         * ``"hallucinate"``: GP-BUCB (Desautels et al.): their points shrink the variance, and
           the mean is that of the completed trials.
         * ``"ignore"``: completed trials only (parallel workers may repeat a point).
+    constraints
+        Long-term constraints (Shi & Eryilmaz 2022): a
+        :class:`~optuna_gpbandit.constraints.LongTermConstraints` whose multipliers, rebuilt from
+        the stored trials at every call, penalise the GP targets so that the constraints hold
+        on average over the trials. Constraint values come from ``trial.set_constraint(name,
+        value)`` or ``constraints_func``; a value ``> 0`` is a violation. The confidence width
+        uses ``delta / L`` (``L`` epochs; ``delta / 2L`` and the noise factor
+        ``sqrt(1 + sum kappa^2)`` for ``variant="noisy"``).
+    constraints_func
+        Optuna's older constraint API: ``constraints_func(frozen_trial) -> sequence of float``
+        called after each COMPLETE or PRUNED trial, values stored as Optuna's own samplers do.
+        With no ``constraints`` given it enables ``LongTermConstraints()`` (noiseless).
     """
 
     def __init__(
@@ -154,6 +170,8 @@ class GPBanditSampler(BaseSampler, abc.ABC):
         max_fit_points: int = 256,
         warn_independent_sampling: bool = True,
         pending: str | Censoring = "censor",
+        constraints: LongTermConstraints | None = None,
+        constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
     ) -> None:
         self._seed = int(np.random.SeedSequence().entropy % (2**31)) if seed is None else int(seed)
         self._user_seed = seed is not None
@@ -163,6 +181,16 @@ class GPBanditSampler(BaseSampler, abc.ABC):
             self._seed
         )
         self._pending_mode, self._censoring = resolve_pending(pending)
+        if constraints is not None and not isinstance(constraints, LongTermConstraints):
+            raise ValueError(
+                f"constraints must be a LongTermConstraints instance, got {constraints!r}."
+            )
+        if constraints_func is not None and not callable(constraints_func):
+            raise ValueError("constraints_func must be callable.")
+        if constraints is None and constraints_func is not None:
+            constraints = LongTermConstraints()
+        self._constraints = constraints
+        self._constraints_func = constraints_func
         self._gp_config = GPConfig(
             kernel=kernel,
             lengthscale=lengthscale,
@@ -239,11 +267,28 @@ class GPBanditSampler(BaseSampler, abc.ABC):
         """The encoded next point and its record (``None`` for a startup point)."""
         if len(history.completed) < self._n_startup_trials:
             return self._startup_point(space, trial.number), None
+        targets, extra = None, {}
+        noise_factor, delta_factor = 1.0, 1.0
+        if self._constraints is not None:
+            stage = self._constraints.prepare(
+                [t for t in history.all_trials if all(n in t.params for n in space.names)]
+            )
+            if not stage.trials:  # history="epoch" at the start of an epoch: a fresh start
+                return self._startup_point(space, trial.number), None
+            history = dataclasses.replace(history, completed=list(stage.trials))
+            y = oriented_values(history.completed, study.direction)
+            targets = dict(zip(stage.numbers.tolist(), stage.targets(y).tolist()))
+            if stage.state.m:  # no constraint data yet: the plain sampler on f
+                noisy = stage.state.variant == "noisy"
+                noise_factor = stage.state.noise_factor
+                delta_factor = 1.0 / ((2.0 if noisy else 1.0) * stage.n_epochs)
+            extra["multipliers"] = stage.state.to_json()
+            write_trial_json(study, trial, DIAGNOSTICS_KEY, extra["multipliers"])
         design = build_design(history, self._pending_mode, self._censoring)
         obs = build_observations(
             history.completed, space, study.direction, self._standardize, design=design,
             hallucinate=self._pending_mode == "hallucinate",
-            lower_bound=self._censoring.lower_bound,
+            lower_bound=self._censoring.lower_bound, targets=targets,
         )
         previous = latest_state(history.all_trials, trial.number)
         try:
@@ -259,7 +304,8 @@ class GPBanditSampler(BaseSampler, abc.ABC):
             var = model.posterior.mean_var(obs.X[obs.in_window])[1]
             bonus = self._censoring.width * float(np.sum(np.sqrt(var)))
         rng = _randomness.trial_rng(self._seed, trial.number, _randomness.SAMPLE)
-        ctx = SelectionContext(study, trial, space, obs, model, rng, bonus)
+        ctx = SelectionContext(study, trial, space, obs, model, rng, bonus, noise_factor,
+                               delta_factor)
         x, record = self._select(ctx)
         mu, var = model.posterior.mean_var(x[None, :])
         noise = model.posterior.effective_noise_var
@@ -276,6 +322,7 @@ class GPBanditSampler(BaseSampler, abc.ABC):
             width_bonus=bonus,
         )
         record.update(model.state(space))
+        record.update(extra)
         return x, record
 
     @staticmethod
@@ -331,6 +378,8 @@ class GPBanditSampler(BaseSampler, abc.ABC):
         state: TrialState,
         values: Sequence[float] | None,
     ) -> None:
+        if self._constraints_func is not None:
+            _process_constraints_after_trial(self._constraints_func, study, trial, state)
         if self._pending_mode == "censor" and self._censoring.window_unit == "trials":
             try:
                 record_finish(study, trial)

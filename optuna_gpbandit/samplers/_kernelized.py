@@ -65,8 +65,9 @@ class KernelizedBanditSampler(GPBanditSampler):
         noise = None if self._lam is None else self._lam * (self._gp_config.kernel_scale or 1.0)
         return fit_model(obs, space, self._gp_config, previous, self._seed, noise_var=noise)
 
-    def _width_terms(self, ctx: SelectionContext) -> tuple[float, float]:
-        """``(gamma_{t-1}, R)`` for the current model."""
+    def _width_terms(self, ctx: SelectionContext) -> tuple[float, float, float]:
+        """``(gamma_{t-1}, R, delta)`` for the current model; ``R`` and ``delta`` include the
+        constraint stage's noise factor and ``1 / L`` (or ``1 / 2L``)."""
         post = ctx.model.posterior
         R = self._R
         if R is None:  # the paper's experiments: lambda = R^2
@@ -74,4 +75,4 @@ class KernelizedBanditSampler(GPBanditSampler):
         gamma = resolve_gamma(
             self._gamma, ctx.t - 1, ctx.space.d, post.params.kernel, post.information_gain
         )
-        return gamma, R
+        return gamma, ctx.noise_factor * R, self._delta * ctx.delta_factor

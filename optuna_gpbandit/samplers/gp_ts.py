@@ -60,8 +60,8 @@ class GPTSSampler(KernelizedBanditSampler):
         return np.unique(np.vstack([C, top, space.snap(base + noise)]), axis=0)
 
     def _select(self, ctx: SelectionContext) -> tuple[np.ndarray, dict[str, Any]]:
-        gamma, R = self._width_terms(ctx)
-        v = gp_ts_scale(gamma, self._B, R, self._delta)
+        gamma, R, delta = self._width_terms(ctx)
+        v = gp_ts_scale(gamma, self._B, R, delta)
         nu = v + ctx.width_bonus
         C = self._candidates(ctx)
         i, draw = thompson_choice(ctx.model.posterior, C, nu, ctx.rng)

@@ -91,6 +91,7 @@ class GPUCBSampler(GPBanditSampler):
     def beta_t(self, ctx: SelectionContext) -> float:
         """Unscaled ``beta_t`` for the round in ``ctx``."""
         t, space = ctx.t, ctx.space
+        delta = self._delta * ctx.delta_factor
         if callable(self._beta):
             value = float(self._beta(t))
         elif not isinstance(self._beta, str):
@@ -99,11 +100,11 @@ class GPUCBSampler(GPBanditSampler):
             card = space.cardinality
             if card is None or card > self._n_candidates:
                 card = self._n_candidates if card is None else min(card, self._n_candidates)
-            value = beta_theorem1(t, card, self._delta)
+            value = beta_theorem1(t, card, delta)
         elif self._beta == "theorem2":
-            value = beta_theorem2(t, space.d, self._delta, self._a, self._b, self._r)
+            value = beta_theorem2(t, space.d, delta, self._a, self._b, self._r)
         else:
-            value = beta_theorem3(t, self._gamma_bound(ctx), self._rkhs_bound, self._delta)
+            value = beta_theorem3(t, self._gamma_bound(ctx), self._rkhs_bound, delta)
         if not (math.isfinite(value) and value >= 0):
             raise ValueError(f"beta_t must be finite and >= 0, got {value} at t={t}.")
         return value
@@ -116,7 +117,7 @@ class GPUCBSampler(GPBanditSampler):
 
     def _select(self, ctx: SelectionContext) -> tuple[np.ndarray, dict[str, Any]]:
         beta = self._beta_scale * self.beta_t(ctx)
-        nu = math.sqrt(beta) + ctx.width_bonus
+        nu = ctx.noise_factor * math.sqrt(beta) + ctx.width_bonus
         acq = UCB(ctx.model.posterior, nu)
         x, _ = maximize_acquisition(
             acq, ctx.space, ctx.rng, n_candidates=self._n_candidates,

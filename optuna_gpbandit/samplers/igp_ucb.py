@@ -48,8 +48,8 @@ class IGPUCBSampler(KernelizedBanditSampler):
         super().__init__(**kwargs)
 
     def _select(self, ctx: SelectionContext) -> tuple[np.ndarray, dict[str, Any]]:
-        gamma, R = self._width_terms(ctx)
-        beta = igp_ucb_beta(gamma, self._B, R, self._delta)
+        gamma, R, delta = self._width_terms(ctx)
+        beta = igp_ucb_beta(gamma, self._B, R, delta)
         nu = beta + ctx.width_bonus
         x, _ = maximize_acquisition(
             UCB(ctx.model.posterior, nu), ctx.space, ctx.rng,
