@@ -8,6 +8,7 @@ params. Samplers (``samplers``) compose these parts; ``report`` summarises finis
 
 from optuna_gpbandit import report
 from optuna_gpbandit._censoring import Censoring
+from optuna_gpbandit.changepoint import ChangeDetection, CPDSettings
 from optuna_gpbandit.constraints import LongTermConstraints
 from optuna_gpbandit.report import (
     ConstraintReport,
@@ -19,18 +20,22 @@ from optuna_gpbandit.report import (
 from optuna_gpbandit.samplers import (
     ConstrainedGPUCBSampler,
     GPTSSampler,
+    GPUCBCPDSampler,
     GPUCBSampler,
     IGPUCBSampler,
 )
 
 __version__ = "0.1.0"
 __all__ = [
+    "CPDSettings",
     "Censoring",
+    "ChangeDetection",
     "ConstrainedGPUCBSampler",
     "ConstraintReport",
     "LongTermConstraints",
     "constraint_report",
     "GPTSSampler",
+    "GPUCBCPDSampler",
     "GPUCBSampler",
     "IGPUCBSampler",
     "RegretReport",

@@ -4,6 +4,14 @@ from optuna_gpbandit.samplers._base import GPBanditSampler
 from optuna_gpbandit.samplers.constrained import ConstrainedGPUCBSampler
 from optuna_gpbandit.samplers.gp_ts import GPTSSampler
 from optuna_gpbandit.samplers.gp_ucb import GPUCBSampler
+from optuna_gpbandit.samplers.gp_ucb_cpd import GPUCBCPDSampler
 from optuna_gpbandit.samplers.igp_ucb import IGPUCBSampler
 
-__all__ = ["ConstrainedGPUCBSampler", "GPBanditSampler", "GPTSSampler", "GPUCBSampler", "IGPUCBSampler"]
+__all__ = [
+    "ConstrainedGPUCBSampler",
+    "GPBanditSampler",
+    "GPTSSampler",
+    "GPUCBCPDSampler",
+    "GPUCBSampler",
+    "IGPUCBSampler",
+]

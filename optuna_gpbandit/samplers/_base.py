@@ -26,7 +26,7 @@ from optuna.distributions import BaseDistribution
 from optuna.logging import get_logger
 from optuna.samplers import BaseSampler
 from optuna.samplers._base import _process_constraints_after_trial
-from optuna.study import Study
+from optuna.study import Study, StudyDirection
 from optuna.exceptions import UpdateFinishedTrialError
 from optuna.trial import FrozenTrial, TrialState
 from threadpoolctl import ThreadpoolController
@@ -38,6 +38,7 @@ from optuna_gpbandit._model import STATE_KEY, FittedModel, GPConfig, fit_model, 
 from optuna_gpbandit._observations import Observations, build_observations, oriented_values
 from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit._storage import write_trial_json
+from optuna_gpbandit.changepoint import ROLE_KEY, ChangeDetection, Segment
 from optuna_gpbandit.constraints import DIAGNOSTICS_KEY, LongTermConstraints
 from optuna_gpbandit.gp.posterior import NumericalError
 
@@ -151,6 +152,12 @@ class GPBanditSampler(BaseSampler, abc.ABC):
         Optuna's older constraint API: ``constraints_func(frozen_trial) -> sequence of float``
         called after each COMPLETE or PRUNED trial, values stored as Optuna's own samplers do.
         With no ``constraints`` given it enables ``LongTermConstraints()`` (noiseless).
+    change_detection
+        Non-stationary objectives (Avanesov's GP-UCB-CPD): a
+        :class:`~optuna_gpbandit.changepoint.ChangeDetection` that makes about
+        ``xi * sqrt(t)`` of the trials uniform-exploration trials, runs the change-point test on
+        them and, on detection, resets the history the model sees. See
+        :meth:`change_points` and :meth:`current_best_trial`.
     """
 
     def __init__(
@@ -172,6 +179,7 @@ class GPBanditSampler(BaseSampler, abc.ABC):
         pending: str | Censoring = "censor",
         constraints: LongTermConstraints | None = None,
         constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
+        change_detection: ChangeDetection | None = None,
     ) -> None:
         self._seed = int(np.random.SeedSequence().entropy % (2**31)) if seed is None else int(seed)
         self._user_seed = seed is not None
@@ -191,6 +199,11 @@ class GPBanditSampler(BaseSampler, abc.ABC):
             constraints = LongTermConstraints()
         self._constraints = constraints
         self._constraints_func = constraints_func
+        if change_detection is not None and not isinstance(change_detection, ChangeDetection):
+            raise ValueError(
+                f"change_detection must be a ChangeDetection instance, got {change_detection!r}."
+            )
+        self._change_detection = change_detection
         self._gp_config = GPConfig(
             kernel=kernel,
             lengthscale=lengthscale,
@@ -265,14 +278,31 @@ class GPBanditSampler(BaseSampler, abc.ABC):
         self, study: Study, trial: FrozenTrial, space: EncodedSpace, history: History
     ) -> tuple[np.ndarray, dict[str, Any] | None]:
         """The encoded next point and its record (``None`` for a startup point)."""
-        if len(history.completed) < self._n_startup_trials:
-            return self._startup_point(space, trial.number), None
         targets, extra = None, {}
+        start = 0
+        if self._change_detection is not None:
+            role = study._storage.get_trial_system_attrs(trial._trial_id).get(ROLE_KEY)
+            if role == "uniform":
+                rng = _randomness.trial_rng(self._seed, trial.number, _randomness.SAMPLE)
+                return space.from_uniform(rng.random((1, space.d)))[0], None
+            seg = self._change_detection.segment(study, space, history.all_trials)
+            start = seg.start
+            history = dataclasses.replace(
+                history,
+                completed=[t for t in history.completed if t.number >= start],
+                pending=[p for p in history.pending if p.trial.number >= start],
+            )
+            extra.update(segment_start=start, change_points=list(seg.change_points))
+            if not history.completed:  # nothing observed since the reset yet
+                return self._startup_point(space, trial.number), None
+        if len(history.completed) < self._n_startup_trials and start == 0:
+            return self._startup_point(space, trial.number), None
         noise_factor, delta_factor = 1.0, 1.0
         if self._constraints is not None:
-            stage = self._constraints.prepare(
-                [t for t in history.all_trials if all(n in t.params for n in space.names)]
-            )
+            stage = self._constraints.prepare([
+                t for t in history.all_trials
+                if t.number >= start and all(n in t.params for n in space.names)
+            ])
             if not stage.trials:  # history="epoch" at the start of an epoch: a fresh start
                 return self._startup_point(space, trial.number), None
             history = dataclasses.replace(history, completed=list(stage.trials))
@@ -370,6 +400,55 @@ class GPBanditSampler(BaseSampler, abc.ABC):
 
     def before_trial(self, study: Study, trial: FrozenTrial) -> None:
         self._independent_sampler.before_trial(study, trial)
+        if self._change_detection is not None:
+            with _blas_controller().limit(limits=1, user_api="blas"):
+                role = self._role(study, trial)
+            study._storage.set_trial_system_attr(trial._trial_id, ROLE_KEY, role)
+
+    def _role(self, study: Study, trial: FrozenTrial) -> str:
+        """Uniform exploration or model trial, by the change-detection schedule."""
+        if "fixed_params" in trial.system_attrs:  # enqueued: never counted as uniform
+            return "external"
+        cd = self._change_detection
+        trials = study._get_trials(deepcopy=False, use_cache=False)
+        search_space = self.infer_relative_search_space(study, trial)
+        if search_space:
+            seg = cd.segment(study, EncodedSpace(search_space), trials)
+        else:
+            seg = Segment(0, (), (), ())
+        return "uniform" if cd.is_exploration_turn(seg, trials, trial.number) else "model"
+
+    def _current_segment(self, study: Study) -> tuple[Segment | None, list[FrozenTrial]]:
+        trials = study._get_trials(deepcopy=False, use_cache=False)
+        search_space = self.infer_relative_search_space(study, trials[0]) if trials else {}
+        if self._change_detection is None or not search_space:
+            return None, trials
+        with _blas_controller().limit(limits=1, user_api="blas"):
+            return self._change_detection.segment(study, EncodedSpace(search_space), trials), trials
+
+    def change_points(self, study: Study) -> list[int]:
+        """Trial numbers at which a change was detected (empty without ``change_detection``).
+
+        The model sees only trials after the last one.
+        """
+        seg, _ = self._current_segment(study)
+        return [] if seg is None else list(seg.change_points)
+
+    def current_best_trial(self, study: Study) -> FrozenTrial | None:
+        """The best COMPLETE trial since the last detected change (``None`` if none yet).
+
+        ``study.best_trial`` keeps a value observed before a change, under the old objective;
+        with ``change_detection`` use this instead. Without it, this is the best trial of the
+        study.
+        """
+        self._check_single_objective(study)
+        seg, trials = self._current_segment(study)
+        start = 0 if seg is None else seg.start
+        done = [t for t in trials if t.state == TrialState.COMPLETE and t.number >= start]
+        if not done:
+            return None
+        sign = -1.0 if study.direction == StudyDirection.MINIMIZE else 1.0
+        return max(done, key=lambda t: (sign * t.value, -t.number))
 
     def after_trial(
         self,

@@ -1,0 +1,130 @@
+"""GPUCBCPDSampler and the change-detection history stage inside the shared pipeline."""
+
+import math
+
+import numpy as np
+import optuna
+import pytest
+
+from optuna_gpbandit import ChangeDetection, CPDSettings, GPTSSampler, GPUCBCPDSampler
+from optuna_gpbandit.changepoint import CHANGE_POINTS_KEY, ROLE_KEY
+
+
+def _bump(x, center):
+    return math.exp(-((x - center) ** 2) / 0.02)
+
+
+def _drifting(change_at, noise=0.05):
+    """A bump at 0.2 that jumps to 0.8 (and lower) at trial ``change_at``; noise seeded by
+    trial number."""
+
+    def objective(trial):
+        x = trial.suggest_float("x", 0.0, 1.0)
+        eps = np.random.default_rng(trial.number).normal(0.0, noise)
+        if trial.number < change_at:
+            return _bump(x, 0.2) + eps
+        return 0.7 * _bump(x, 0.8) + eps
+
+    return objective
+
+
+def _roles(study):
+    return [t.system_attrs.get(ROLE_KEY) for t in study.trials]
+
+
+def test_exploration_schedule_follows_xi_sqrt_t():
+    sampler = GPUCBCPDSampler(seed=0, cpd_settings=CPDSettings(threshold=math.inf),
+                              n_candidates=64)
+    study = optuna.create_study(direction="maximize", sampler=sampler)
+    study.optimize(lambda t: t.suggest_float("x", 0.0, 1.0), n_trials=35)
+    uniform = [t.number for t in study.trials if t.system_attrs[ROLE_KEY] == "uniform"]
+    assert uniform == [0, 1, 2, 3, 6, 9, 12, 17, 22, 27, 34]
+    assert sampler.change_points(study) == []
+
+
+@pytest.fixture(scope="module")
+def drift_run():
+    sampler = GPUCBCPDSampler(seed=1, n_candidates=256)
+    study = optuna.create_study(direction="maximize", sampler=sampler)
+    study.optimize(_drifting(change_at=120), n_trials=260)
+    return sampler, study
+
+
+def test_change_is_detected_after_it_happens_and_not_before(drift_run):
+    sampler, study = drift_run
+    points = sampler.change_points(study)
+    assert points, "no change detected"
+    assert 120 <= points[0] <= 120 + 100
+    assert study._storage.get_study_system_attrs(study._study_id)[CHANGE_POINTS_KEY] == points
+
+
+def test_after_the_reset_suggestions_concentrate_near_the_new_optimum(drift_run):
+    sampler, study = drift_run
+    last = [t for t in study.trials[-40:] if t.system_attrs[ROLE_KEY] == "model"]
+    xs = np.array([t.params["x"] for t in last])
+    assert np.median(np.abs(xs - 0.8)) < 0.05
+    best = sampler.current_best_trial(study)
+    assert best.number > sampler.change_points(study)[-1]
+    assert abs(best.params["x"] - 0.8) < 0.1
+    assert abs(study.best_trial.params["x"] - 0.2) < 0.1  # Optuna's best is stale
+
+
+def test_a_fresh_sampler_replays_the_same_change_points(drift_run):
+    sampler, study = drift_run
+    assert GPUCBCPDSampler(seed=123).change_points(study) == sampler.change_points(study)
+
+
+def test_resumed_study_suggests_what_the_uninterrupted_run_did(tmp_path):
+    objective = _drifting(change_at=40)
+    full = optuna.create_study(direction="maximize",
+                               sampler=GPUCBCPDSampler(seed=2, n_candidates=128))
+    full.optimize(objective, n_trials=70)
+    url = f"sqlite:///{tmp_path / 'cpd.db'}"
+    part = optuna.create_study(direction="maximize", storage=url, study_name="cpd",
+                               sampler=GPUCBCPDSampler(seed=2, n_candidates=128))
+    part.optimize(objective, n_trials=45)
+    resumed = optuna.load_study(study_name="cpd", storage=url,
+                                sampler=GPUCBCPDSampler(seed=2, n_candidates=128))
+    resumed.optimize(objective, n_trials=25)
+    assert [t.params for t in resumed.trials] == [t.params for t in full.trials]
+    assert _roles(resumed) == _roles(full)
+
+
+def test_enqueued_trials_are_external_and_never_exploration():
+    study = optuna.create_study(direction="maximize",
+                                sampler=GPUCBCPDSampler(seed=0, n_candidates=64))
+    study.enqueue_trial({"x": 0.5})
+    study.optimize(lambda t: t.suggest_float("x", 0.0, 1.0), n_trials=6)
+    assert _roles(study)[0] == "external"
+    assert _roles(study)[1:5] == ["uniform"] * 4
+
+
+def test_change_detection_works_with_thompson_sampling():
+    sampler = GPTSSampler(seed=0, n_candidates=128, change_detection=ChangeDetection())
+    study = optuna.create_study(direction="maximize", sampler=sampler)
+    study.optimize(_drifting(change_at=1000), n_trials=20)
+    roles = _roles(study)
+    assert roles.count("uniform") == 1 + math.isqrt(3 * 19) and roles.count("model") > 0
+    assert sampler.current_best_trial(study).number == study.best_trial.number
+
+
+def test_without_change_detection_the_current_best_is_the_study_best():
+    from optuna_gpbandit import GPUCBSampler
+
+    sampler = GPUCBSampler(seed=0, n_candidates=64)
+    study = optuna.create_study(sampler=sampler)
+    assert sampler.current_best_trial(study) is None
+    study.optimize(lambda t: (t.suggest_float("x", 0, 1) - 0.3) ** 2, n_trials=8)
+    assert sampler.change_points(study) == []
+    assert sampler.current_best_trial(study).number == study.best_trial.number
+
+
+def test_bad_change_detection_arguments():
+    from optuna_gpbandit import GPUCBSampler
+
+    with pytest.raises(ValueError, match="ChangeDetection"):
+        GPUCBSampler(change_detection="cpd")
+    with pytest.raises(ValueError, match="xi"):
+        GPUCBCPDSampler(xi=-1.0)
+    with pytest.raises(ValueError, match="settings"):
+        ChangeDetection(settings={"threshold": 1.0})
