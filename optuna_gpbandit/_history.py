@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +25,7 @@ from optuna.trial import FrozenTrial, TrialState
 from optuna_gpbandit._storage import read_trial_json, write_trial_json
 
 PARAMS_KEY = "params"
+STAMP_KEY = "gpbandit:stamp"  # time.time() after the point was stored (a plain float attr)
 
 
 @dataclass(frozen=True)
@@ -32,7 +34,7 @@ class PendingTrial:
 
     trial: FrozenTrial
     params: dict[str, Any]
-    written: float  # when the sampler stored the point (``time.time()``; 0.0 if unknown)
+    written: float  # time.time() after the sampler stored the point; -inf if unknown
 
 
 @dataclass(frozen=True)
@@ -55,14 +57,16 @@ def write_sampled_params(
 ) -> float:
     """Store the relative sample of ``trial`` (internal representations) for other workers.
 
-    Returns the time stamp written with it. ``rewrite`` when replacing an earlier sample.
+    Then store, as ``gpbandit:stamp``, the time at which the point was in storage: a reader whose
+    stamp is later is sure to see this point. Returns that stamp. ``rewrite`` when replacing an
+    earlier sample.
     """
-    stamp = time.time()
     record = {
-        "params": {n: float(search_space[n].to_internal_repr(v)) for n, v in params.items()},
-        "time": stamp,
+        "params": {n: float(search_space[n].to_internal_repr(v)) for n, v in params.items()}
     }
     write_trial_json(study, trial, PARAMS_KEY, record, rewrite=rewrite)
+    stamp = time.time()
+    study._storage.set_trial_system_attr(trial._trial_id, STAMP_KEY, stamp)
     return stamp
 
 
@@ -76,16 +80,16 @@ def _valid(dist: BaseDistribution, value: Any) -> bool:
 def pending_point(
     trial: FrozenTrial, search_space: dict[str, BaseDistribution]
 ) -> tuple[dict[str, Any], float] | None:
-    """The full point of a pending trial in ``search_space`` and its time stamp, or ``None``."""
+    """The full point of a trial in ``search_space`` and its time stamp (``-inf`` if unknown),
+    or ``None``."""
+    stamp = trial.system_attrs.get(STAMP_KEY)
+    stamp = float(stamp) if isinstance(stamp, (int, float)) else -math.inf
     if trial.state == TrialState.WAITING:
         known = dict(trial.system_attrs.get("fixed_params") or {})
-        stamp = 0.0
     else:
         known = {}
-        stamp = 0.0
         stored = read_trial_json(trial, PARAMS_KEY)
         if isinstance(stored, dict) and isinstance(stored.get("params"), dict):
-            stamp = float(stored.get("time", 0.0))
             for name, internal in stored["params"].items():
                 dist = search_space.get(name)
                 if dist is None:

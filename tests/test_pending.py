@@ -1,6 +1,7 @@
 """Pending trials: censoring (Verma et al. 2022), hallucination and the shared bookkeeping."""
 
 import datetime
+import json
 import math
 
 import numpy as np
@@ -341,10 +342,10 @@ def test_concurrent_worker_storing_the_same_point_first_makes_us_choose_again(mo
     def racing_write(study_, trial, params, search_space, rewrite=False):
         stamp = real_write(study_, trial, params, search_space, rewrite=rewrite)
         if not calls:  # the rival stored the very same point a moment before us
-            frozen_rival = study_.get_trials(deepcopy=False)[rival.number]
-            study_._storage.set_trial_system_attr(frozen_rival._trial_id, "gpbandit:params:0",
-                                                  '{"params": %s, "time": %r}' % (
-                                                      __import__("json").dumps(params), stamp - 1))
+            rival_id = study_.get_trials(deepcopy=False)[rival.number]._trial_id
+            study_._storage.set_trial_system_attr(
+                rival_id, "gpbandit:params:0", json.dumps({"params": params}))
+            study_._storage.set_trial_system_attr(rival_id, "gpbandit:stamp", stamp - 1.0)
         calls.append(params)
         return stamp
 
@@ -384,8 +385,9 @@ def test_sampled_params_are_stored_for_other_workers():
     study = _study(GPUCBSampler(seed=0), n_told=6)
     t = study.ask()
     x, y = _suggest(t)
-    stored = read_trial_json(study.get_trials()[t.number], "params")
-    assert stored["params"] == {"x": x, "y": y} and stored["time"] > 0
+    frozen = study.get_trials()[t.number]
+    assert read_trial_json(frozen, "params")["params"] == {"x": x, "y": y}
+    assert frozen.system_attrs["gpbandit:stamp"] > 0
 
 
 def test_bad_pending_arguments():

@@ -7,9 +7,9 @@ so other workers see it while the trial runs) and ``gpbandit:state`` (t, explora
 posterior at the chosen point, information gain, pending counts, hyperparameters).
 
 Concurrent workers can read the same history at the same moment and pick the same point. After
-storing its point, a call whose history had pending trials with no known point yet reads the
-trials again; if one of those now holds (nearly) the same point and stored it earlier, the call
-chooses again with that point pending (at most ``_MAX_ROUNDS`` times).
+storing its point, every call reads the trials again; if a trial whose point it did not use now
+holds (nearly) the same point and stored it earlier, the call chooses again with that point
+pending (at most ``_MAX_ROUNDS`` times, then a quasi-random point).
 """
 
 from __future__ import annotations
@@ -261,17 +261,18 @@ class GPBanditSampler(BaseSampler, abc.ABC):
             if record is None:  # a startup point: distinct per trial number
                 return params
             record["rounds"] = round_ + 1
-            if (
-                self._pending_mode == "ignore"
-                or history.n_unresolved == 0
-                or round_ == _MAX_ROUNDS - 1
-                or not self._taken_meanwhile(study, space, history, x, stamp)
+            if self._pending_mode == "ignore" or not self._taken_meanwhile(
+                study, space, history, x, stamp
             ):
-                break
+                write_trial_json(study, trial, STATE_KEY, record)
+                return params
             _logger.debug(
                 "Trial %d: a concurrent trial took the same point; choosing again.", trial.number
             )
-        write_trial_json(study, trial, STATE_KEY, record)
+        # Still taken after every round (many workers converging at once): a quasi-random point,
+        # distinct per trial number.
+        params = space.decode(self._startup_point(space, trial.number))
+        write_sampled_params(study, trial, params, search_space, rewrite=True)
         return params
 
     def _choose(
@@ -359,21 +360,27 @@ class GPBanditSampler(BaseSampler, abc.ABC):
     def _taken_meanwhile(
         study: Study, space: EncodedSpace, history: History, x: np.ndarray, stamp: float
     ) -> bool:
-        """Did a trial whose point was unknown at our read store (nearly) ``x`` before us?"""
-        known = {p.trial.number for p in history.pending}
+        """Did another trial store (nearly) ``x`` before us, with a point we did not use?
+
+        Every writer checks after writing; the stamps are taken after the points are in
+        storage, so of two trials with the same point the one with the later stamp sees the
+        other's point and yields (a trial with no stamp yet counts as earlier; at worst both
+        yield). "Did not use": the trial was not finished at our read, and its point is not the
+        one our design held for it (unknown then, or chosen again since).
+        """
+        finished = {t.number for t in history.all_trials if t.state.is_finished()}
+        used = {p.trial.number: p.params for p in history.pending}
         me = history.current.number
         for t in study._get_trials(deepcopy=False, use_cache=False):
-            if t.number == me or t.number in known:
-                continue
-            if t.state not in (TrialState.RUNNING, TrialState.WAITING):
+            if t.number == me or t.number in finished or t.state == TrialState.FAIL:
                 continue
             found = pending_point(t, space.search_space)
             if found is None:
                 continue
             params, their_stamp = found
-            if (their_stamp, t.number) < (stamp, me) and float(
-                np.max(np.abs(space.encode(params) - x), initial=0.0)
-            ) < _SAME_POINT_TOL:
+            if used.get(t.number) == params or (their_stamp, t.number) > (stamp, me):
+                continue
+            if float(np.max(np.abs(space.encode(params) - x), initial=0.0)) < _SAME_POINT_TOL:
                 return True
         return False
 
