@@ -28,6 +28,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from optuna.study import Study
 from optuna.trial import FrozenTrial, TrialState
 
@@ -137,8 +138,22 @@ def _seconds(a: datetime.datetime | None, b: datetime.datetime | None) -> float 
     return (b - a).total_seconds()
 
 
-def trial_delay(trial: FrozenTrial, all_trials: list[FrozenTrial], unit: str) -> float:
-    """Delay of a finished trial: launches of other trials while it ran, or its duration."""
+def _start_times(trials: list[FrozenTrial]) -> np.ndarray:
+    """Start times (POSIX seconds) indexed by trial number; ``inf`` if unknown."""
+    starts = np.full(max((t.number for t in trials), default=-1) + 1, np.inf)
+    for t in trials:
+        if t.datetime_start is not None:
+            starts[t.number] = t.datetime_start.timestamp()
+    return starts
+
+
+def trial_delay(
+    trial: FrozenTrial, all_trials: list[FrozenTrial], unit: str, starts: np.ndarray | None = None
+) -> float:
+    """Delay of a finished trial: launches of other trials while it ran, or its duration.
+
+    ``starts`` (:func:`_start_times` of ``all_trials``) saves recomputing it per trial.
+    """
     if unit == "seconds":
         return _seconds(trial.datetime_start, trial.datetime_complete) or 0.0
     n = read_trial_json(trial, FINISH_KEY)
@@ -147,13 +162,9 @@ def trial_delay(trial: FrozenTrial, all_trials: list[FrozenTrial], unit: str) ->
     end = trial.datetime_complete
     if end is None:
         return 0.0
-    return float(
-        sum(
-            1
-            for r in all_trials
-            if r.number > trial.number and r.datetime_start is not None and r.datetime_start <= end
-        )
-    )
+    if starts is None:
+        starts = _start_times(all_trials)
+    return float(np.count_nonzero(starts[trial.number + 1 :] <= end.timestamp()))
 
 
 def build_design(history: History, mode: str, cfg: Censoring) -> Design:
@@ -175,10 +186,11 @@ def build_design(history: History, mode: str, cfg: Censoring) -> Design:
     censor = mode == "censor"
     window_term = censor and cfg.pending_term == "window"
     observed, observed_in_window, rows = [], [], []
+    starts = _start_times(history.all_trials) if censor and cfg.discard_late else None
     for t in history.completed:
         recent = window_term and age(t) <= m
         late = censor and cfg.discard_late
-        if late and trial_delay(t, history.all_trials, cfg.window_unit) > m:
+        if late and trial_delay(t, history.all_trials, cfg.window_unit, starts) > m:
             rows.append(DesignRow(t.number, t.params, "late", recent))
         else:
             observed.append(t)
