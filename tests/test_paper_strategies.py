@@ -203,3 +203,75 @@ def test_run_bandit_trials_hold_arms_only(monkeypatch):
     for proposal, arm_trial, i in zip(proposals, complete, played):
         nearest = int(np.argmin(np.abs(arms[:, 0] - proposal.params["x"])))
         assert i == nearest and arm_trial.params["x"] == arms[i, 0] and arm_trial.value == f[i]
+
+
+# ------------------------------------------------------------------ scripts
+def _scripts():
+    return _load("srinivas_synthetic"), _load("chowdhury_synthetic"), _load("chowdhury_benchmarks")
+
+
+def test_default_presets_are_the_papers_sizes():
+    srinivas, chowdhury, benchmarks = _scripts()
+    assert srinivas.PRESETS["default"] == (1000, 30)  # Srinivas et al.: T = 1000, 30 draws
+    assert chowdhury.PRESETS["default"][1] == 25  # Chowdhury & Gopalan: 25 trials
+    assert benchmarks.PRESETS["default"][1] == 25
+    for module in (srinivas, chowdhury, benchmarks):
+        quick, reduced, default = (module.PRESETS[k] for k in ("quick", "reduced", "default"))
+        assert quick[0] * quick[1] < reduced[0] * reduced[1] <= default[0] * default[1]
+
+
+def test_command_line_modes_and_output_names():
+    import argparse
+
+    harness = _load("harness")
+    presets = {"quick": (10, 2), "reduced": (50, 3), "default": (100, 30)}
+
+    def parse(*argv):
+        ap = argparse.ArgumentParser()
+        harness.add_common_args(ap, presets)
+        args = ap.parse_args(list(argv))
+        return harness.resolve_mode(args), harness.output_name("stem", args)
+
+    assert parse() == (("default", 100, 30), "stem")
+    assert parse("--full") == (("default", 100, 30), "stem")
+    assert parse("--reduced") == (("reduced", 50, 3), "stem_reduced")
+    assert parse("--quick", "--T", "7") == (("quick", 7, 2), "stem_quick_T7")
+    assert parse("--draws", "5") == (("default", 100, 5), "stem_d5")
+    with pytest.raises(SystemExit):
+        parse("--quick", "--reduced")
+
+
+def test_srinivas_proposals_are_grid_points(monkeypatch):
+    srinivas, _, _ = _scripts()
+    harness = _load("harness")
+    harness.quiet()
+    studies = []
+    real = optuna.create_study
+    monkeypatch.setattr(harness.optuna, "create_study",
+                        lambda **kw: studies.append(real(**kw)) or studies[-1])
+    grid, f = srinivas.draw_function(0)
+    for method in srinivas.METHODS:
+        regret = srinivas.run_one(harness.Task("gp-samples", method, 0, 4))
+        assert regret.shape == (4,) and np.all(regret >= 0) and np.all(regret <= np.ptp(f))
+    for study in studies:  # the stepped float is the 1000-point grid itself: nothing is snapped
+        xs = np.array([t.params["x"] for t in study.get_trials(deepcopy=False)])
+        assert np.min(np.abs(xs[:, None] - grid[None, :]), axis=1).max() < 1e-9
+
+
+def test_chowdhury_problems_and_smoke_runs():
+    _, chowdhury, benchmarks = _scripts()
+    harness = _load("harness")
+    harness.quiet()
+    for kind, kernel in chowdhury.EXPERIMENTS.values():
+        p = chowdhury.make_problem(kind, kernel, 0)
+        assert p["arms"].shape == (100, 1) and p["B"] > 0
+        assert p["R"] ** 2 == pytest.approx(0.01 * np.ptp(p["f"]))  # R^2 = 1 % of the range
+    for method in chowdhury.METHOD_NAMES:
+        regret = chowdhury.run_one(harness.Task("E1 RKHS, SE", method, 0, 3))
+        assert regret.shape == (3,) and np.all(regret >= 0)
+    for name, (d, _) in benchmarks.EXPERIMENTS.items():
+        p = benchmarks.make_problem(name, 0)
+        assert p["arms"].shape == (100 * d, d)
+        assert p["f"].mean() == pytest.approx(0.0, abs=1e-9) and p["f"].std() == pytest.approx(1.0)
+        regret = benchmarks.run_one(harness.Task(name, "IGP-UCB", 0, 3))
+        assert regret.shape == (3,) and np.all(regret >= 0)

@@ -184,15 +184,21 @@ def save_text(path: str, text: str) -> None:
         fh.write(text)
 
 
-def add_common_args(
-    ap, quick: tuple[int, int], default: tuple[int, int], full: tuple[int, int]
-) -> None:
-    """``--quick`` / ``--full`` presets of (T, draws), overridable with ``--T`` / ``--draws``."""
+def add_common_args(ap, presets: dict[str, tuple[int, int]]) -> None:
+    """Presets of (T, draws), overridable with ``--T`` / ``--draws``:
+
+    * ``default`` (no flag, or ``--full``): the paper's number of draws / runs (hours);
+    * ``--reduced``: the smaller size of the results stored in ``results/`` (minutes);
+    * ``--quick``: a smoke run (under two minutes).
+    """
+    quick, reduced, default = presets["quick"], presets["reduced"], presets["default"]
     mode = ap.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true",
                       help=f"smoke run: T={quick[0]}, {quick[1]} draws (< 2 min)")
+    mode.add_argument("--reduced", action="store_true",
+                      help=f"the stored results' size: T={reduced[0]}, {reduced[1]} draws")
     mode.add_argument("--full", action="store_true",
-                      help=f"the paper's size: T={full[0]}, {full[1]} draws (hours)")
+                      help=f"the default, the paper's size: T={default[0]}, {default[1]} draws")
     ap.add_argument("--T", type=int, default=None, help=f"rounds per run (default {default[0]})")
     ap.add_argument("--draws", type=int, default=None,
                     help=f"independent problems (default {default[1]})")
@@ -201,19 +207,23 @@ def add_common_args(
                     help="directory for the PNG, the table (.md) and the runs (.npz)")
     ap.add_argument("--replot", action="store_true",
                     help="rebuild the table and the PNG from the saved .npz of the same settings")
-    ap.set_defaults(_presets={"quick": quick, "default": default, "full": full})
+    ap.set_defaults(_presets=dict(presets))
+
+
+def mode_name(args) -> str:
+    return "quick" if args.quick else "reduced" if args.reduced else "default"
 
 
 def resolve_mode(args) -> tuple[str, int, int]:
-    name = "quick" if args.quick else "full" if args.full else "default"
+    name = mode_name(args)
     T, draws = args._presets[name]
     return name, args.T or T, args.draws or draws
 
 
 def output_name(stem: str, args, extra: str = "") -> str:
-    """``stem`` for a plain default run, else ``stem_<mode>[_T..][_d..]<extra>``, so that
-    quick, full or customised runs do not overwrite the default run's files."""
-    mode = "quick" if args.quick else "full" if args.full else "default"
+    """``stem`` for a default (paper-size) run, else ``stem_<mode>[_T..][_d..]<extra>``, so that
+    quick, reduced or customised runs do not overwrite each other's files."""
+    mode = mode_name(args)
     parts = [] if mode == "default" else [mode]
     if args.T:
         parts.append(f"T{args.T}")
@@ -222,6 +232,12 @@ def output_name(stem: str, args, extra: str = "") -> str:
     if extra:
         parts.append(extra)
     return "_".join([stem] + parts)
+
+
+def random_play_regret(problems: Sequence[dict]) -> tuple[float, float]:
+    """Mean ± SE over problems of the per-round regret of playing a uniformly random arm,
+    ``max f - mean f`` (the slope of a method that learns nothing)."""
+    return mean_se(np.array([p["f"].max() - p["f"].mean() for p in problems]))
 
 
 def load_pyplot():
