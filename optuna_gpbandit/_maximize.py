@@ -6,7 +6,9 @@
    ones are polished by alternating L-BFGS-B on the continuous columns (analytic gradient) with a
    line search over the valid values of each discrete column, until neither improves.
 
-Ties among candidates are broken uniformly with the trial's random stream.
+Ties among candidates are broken uniformly with the trial's random stream. Points within ``tol``
+(max over columns, encoded units) of an ``exclude`` row (the points of trials still pending) are
+never returned while anything else is left: two workers never evaluate one point at once.
 """
 
 from __future__ import annotations
@@ -82,18 +84,24 @@ def maximize_acquisition(
     n_candidates: int = 1024,
     n_local_search: int = 5,
     warm_starts: np.ndarray | None = None,
+    exclude: np.ndarray | None = None,
+    tol: float = 1e-3,
 ) -> tuple[np.ndarray, float]:
-    """Return the encoded maximiser of ``acq`` over ``space`` and its value."""
+    """Return the encoded maximiser of ``acq`` over ``space`` and its value.
+
+    ``exclude``: encoded points (e.g. of pending trials) that the result must stay ``tol`` away
+    from (max over columns); ignored if every candidate is that close to one of them.
+    """
     full = space.enumerate(n_candidates)
     if full is not None:
-        scores = acq.values(full)
+        scores = _masked(acq.values(full), full, exclude, tol)
         i = argmax_random_tie(scores, rng)
         return full[i], float(scores[i])
 
     C = space.sobol(n_candidates, seed=int(rng.integers(2**31 - 1)))
     if warm_starts is not None and len(warm_starts):
         C = np.vstack([C, space.snap(warm_starts)])
-    scores = acq.values(C)
+    scores = _masked(acq.values(C), C, exclude, tol)
     i_best = argmax_random_tie(scores, rng)
     best_x, best_f = C[i_best], float(scores[i_best])
 
@@ -106,6 +114,25 @@ def maximize_acquisition(
             starts.append(int(j))
     for j in starts[: max(n_local_search, 0)]:
         x, fx = _local_search(acq, space, C[j], float(scores[j]))
-        if fx > best_f:
+        x = space.snap(x)
+        if fx > best_f and not near_any(x[None, :], exclude, tol)[0]:
             best_x, best_f = x, fx
     return space.snap(best_x), best_f
+
+
+def near_any(X: np.ndarray, points: np.ndarray | None, tol: float) -> np.ndarray:
+    """Mask of the rows of ``X`` within ``tol`` (max over columns) of some row of ``points``."""
+    if points is None or len(points) == 0:
+        return np.zeros(X.shape[0], dtype=bool)
+    near = np.zeros(X.shape[0], dtype=bool)
+    for p in np.atleast_2d(points):  # few pending points: a loop keeps memory at O(n d)
+        near |= np.max(np.abs(X - p), axis=1) < tol
+    return near
+
+
+def _masked(scores: np.ndarray, X: np.ndarray, exclude: np.ndarray | None, tol: float) -> np.ndarray:
+    """``scores`` with excluded rows at ``-inf``, unless that would exclude every row."""
+    near = near_any(X, exclude, tol)
+    if not near.any() or near.all():
+        return scores
+    return np.where(near, -np.inf, scores)

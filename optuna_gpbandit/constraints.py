@@ -47,8 +47,9 @@ long-term budget return ``cost - budget``).
 
 Policy for unusable constraint data
 -----------------------------------
-The constraint names of a study are those of the first trial (in the given order) that has
-constraint data, unless fixed with ``names=``. A trial is *unusable* when it has no constraint data
+The constraint names of a study are the key set most trials with constraint data share (ties: the
+one seen first, in the given order), unless fixed with ``names=``, so that one odd trial (e.g. added
+by hand from an older study) does not decide them. A trial is *unusable* when it has no constraint data
 (``constraints_func`` raised or was not used, ``set_constraint`` was not called), when its names
 differ from the study's (another number of constraints, other keys), or when a value is not a
 finite real number (NaN, +-inf, a string, ...). With ``on_missing="skip"`` (default, as the spec
@@ -481,9 +482,10 @@ def constraint_matrix(
     trials
         Ordered trials.
     names
-        Constraint names (columns, in this order). ``None``: those of the first trial with
-        constraint data, in the deterministic order of :func:`trial_constraints`; if no trial has
-        constraint data, ``m = 0`` and every trial is kept.
+        Constraint names (columns, in this order). ``None``: the key set most trials with
+        constraint data share (ties: the first seen), in the deterministic order of
+        :func:`trial_constraints`; if no trial has constraint data, ``m = 0`` and every trial is
+        kept.
     on_missing
         ``"skip"``: unusable trials are left out and listed in ``skipped`` (nothing is logged
         here); ``"raise"``: the first unusable trial raises.
@@ -503,7 +505,12 @@ def constraint_matrix(
         raise ValueError(f"on_missing must be one of {MISSING_POLICIES}, got {on_missing!r}.")
     names = _check_names(names)
     if names is None:
-        names = next((own for t in trials if (own := constraint_names(t))), None)
+        counts: dict[tuple[str, ...], int] = {}
+        for t in trials:
+            if own := constraint_names(t):
+                counts[tuple(own)] = counts.get(tuple(own), 0) + 1
+        # max() keeps the first of equal counts, and dicts keep insertion order.
+        names = max(counts, key=counts.__getitem__) if counts else None
         if names is None:
             return ConstraintMatrix(tuple(trials), np.zeros((len(trials), 0)), ())
     kept: list[FrozenTrial] = []
@@ -1138,7 +1145,7 @@ class LongTermConstraints:
     names
         The constraint names (columns, in this order), e.g. ``("0", "1")`` for two
         ``constraints_func`` values or ``("cost",)`` for ``trial.set_constraint("cost", v)``.
-        Default: those of the first trial with constraint data.
+        Default: the key set most trials with constraint data share.
     include_pruned
         PRUNED trials' constraints count in the epoch map and means (never in the GP).
     epoch_order

@@ -68,6 +68,10 @@ class SelectionContext:
     width_bonus: float = 0.0
     noise_factor: float = 1.0
     delta_factor: float = 1.0
+    pending_X: np.ndarray | None = None
+
+    #: Encoded distance (max over columns) below which two points count as the same one.
+    same_point_tol: float = 1e-3
 
     @property
     def t(self) -> int:
@@ -321,6 +325,14 @@ class GPBanditSampler(BaseSampler, abc.ABC):
             hallucinate=self._pending_mode == "hallucinate",
             lower_bound=self._censoring.lower_bound, targets=targets,
         )
+        if obs.n_observed >= 2 and np.ptp(obs.y_raw) == 0.0:
+            # Nothing to model (a constant objective, or a broken one): a GP would fit infinite
+            # lengthscales and UCB would bounce between corners. Space-filling points instead.
+            _logger.info(
+                "Trial %d: all %d observed values are equal (%g); sampling a quasi-random point.",
+                trial.number, obs.n_observed, obs.sign * obs.y_raw[0],
+            )
+            return self._startup_point(space, trial.number), None
         previous = latest_state(history.all_trials, trial.number)
         try:
             model = self._fit(obs, space, previous)
@@ -335,8 +347,11 @@ class GPBanditSampler(BaseSampler, abc.ABC):
             var = model.posterior.mean_var(obs.X[obs.in_window])[1]
             bonus = self._censoring.width * float(np.sum(np.sqrt(var)))
         rng = _randomness.trial_rng(self._seed, trial.number, _randomness.SAMPLE)
+        # Points of trials still pending in the design: never chosen again while they run.
+        pending = [p.trial.number for p in history.pending]
+        pending_X = obs.X[~obs.observed & np.isin(obs.numbers, pending)]
         ctx = SelectionContext(study, trial, space, obs, model, rng, bonus, noise_factor,
-                               delta_factor)
+                               delta_factor, pending_X, _SAME_POINT_TOL)
         x, record = self._select(ctx)
         mu, var = model.posterior.mean_var(x[None, :])
         noise = model.posterior.effective_noise_var

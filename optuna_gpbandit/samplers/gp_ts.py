@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from optuna_gpbandit._maximize import near_any
 from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit.acquisition.beta import gp_ts_scale
 from optuna_gpbandit.acquisition.thompson import thompson_choice
@@ -26,6 +27,7 @@ class GPTSSampler(KernelizedBanditSampler):
     otherwise ``n_candidates`` scrambled-Sobol points plus the 32 best observed points and 32
     Gaussian perturbations each (sd 0.01, 0.05 and 0.2 in encoded units) of the best 8, so the
     draw can exploit and refine in any dimension.
+    Points of trials still pending (other workers) are left out of ``D_t``.
     The draw exists only on ``D_t`` (the paper's rule): there is no continuous polish. Candidates
     whose 5-sigma upper bound lies below the best 5-sigma lower bound cannot plausibly win and are
     left out of the joint draw, which costs ``O(kept^3)``; keep ``n_candidates`` at a few
@@ -64,6 +66,9 @@ class GPTSSampler(KernelizedBanditSampler):
         v = gp_ts_scale(gamma, self._B, R, delta)
         nu = v + ctx.width_bonus
         C = self._candidates(ctx)
+        near = near_any(C, ctx.pending_X, ctx.same_point_tol)
+        if near.any() and not near.all():  # a pending trial's point is not drawn again
+            C = C[~near]
         i, draw = thompson_choice(ctx.model.posterior, C, nu, ctx.rng)
         n_drawn = int(np.isfinite(draw).sum())
         return C[i], {"v": v, "nu": nu, "gamma": gamma, "R": R,
