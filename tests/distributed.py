@@ -62,8 +62,20 @@ DEFAULT_SPEC: dict[str, Any] = {"sampler": "GPUCBSampler", "kwargs": {}, "seed":
 
 
 # --------------------------------------------------------------------------------- storage
-def open_storage(storage: str | optuna.storages.BaseStorage) -> str | optuna.storages.BaseStorage:
-    """An RDB URL is passed through, a storage object too; anything else is a journal file."""
+def open_storage(
+    storage: str | optuna.storages.BaseStorage, heartbeat: int | None = None
+) -> str | optuna.storages.BaseStorage:
+    """An RDB URL is passed through, a storage object too; anything else is a journal file.
+
+    ``heartbeat`` (seconds, RDB URLs only): an ``RDBStorage`` with Optuna's heartbeat, grace
+    period twice the interval, so that ``study.optimize`` fails the trials of dead workers.
+    """
+    if heartbeat is not None:
+        if not (isinstance(storage, str) and "://" in storage):
+            raise ValueError("heartbeat needs an RDB URL (JournalStorage has no heartbeat)")
+        return optuna.storages.RDBStorage(
+            storage, heartbeat_interval=heartbeat, grace_period=2 * heartbeat
+        )
     if not isinstance(storage, str) or "://" in storage:
         return storage
     backend = optuna.storages.journal.JournalFileBackend(storage)
@@ -94,22 +106,29 @@ def branin(x1: float, x2: float) -> float:
     return a * (x2 - b * x1**2 + c * x1 - r) ** 2 + s * (1 - t) * math.cos(x1) + s
 
 
+OBJECTIVES = ("branin", "quadratic3", "hang")
+
+
 class Objective:
     """Cheap deterministic objective (minimise) with an optional random sleep in [0, sleep] s.
 
     ``"branin"``: 2-D Branin. ``"quadratic3"``: a 3-D quadratic with a float, a log float and an
-    int parameter. The sleep is drawn from ``random.Random(trial.number)`` after the parameters
+    int parameter. ``"hang"``: Branin's parameters, then a sleep of an hour (a worker to be
+    killed in the middle of its trial). The sleep is drawn from ``random.Random(trial.number)`` after the parameters
     are suggested, so the trial stays RUNNING (pending for the other workers) meanwhile.
     """
 
     def __init__(self, name: str = "branin", sleep: float = 0.0) -> None:
-        if name not in ("branin", "quadratic3"):
+        if name not in OBJECTIVES:
             raise ValueError(f"unknown objective {name!r}")
         self.name = name
         self.sleep = float(sleep)
 
     def __call__(self, trial: optuna.Trial) -> float:
-        if self.name == "branin":
+        if self.name == "hang":
+            branin(trial.suggest_float("x1", -5.0, 10.0), trial.suggest_float("x2", 0.0, 15.0))
+            time.sleep(3600.0)
+        if self.name in ("branin", "hang"):
             value = branin(trial.suggest_float("x1", -5.0, 10.0), trial.suggest_float("x2", 0.0, 15.0))
         else:
             x = trial.suggest_float("x", -1.0, 1.0)
@@ -130,6 +149,7 @@ def run_worker(
     max_total: int | None = None,
     sleep: float = 0.0,
     objective: str = "branin",
+    heartbeat: int | None = None,
 ) -> None:
     """One worker: open the study by name and optimise.
 
@@ -143,7 +163,7 @@ def run_worker(
         raise ValueError("give n_trials or max_total")
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     study = optuna.load_study(
-        study_name=study_name, storage=open_storage(storage), sampler=build_sampler(spec)
+        study_name=study_name, storage=open_storage(storage, heartbeat), sampler=build_sampler(spec)
     )
     callbacks = []
     if max_total is not None:
@@ -159,13 +179,15 @@ def _parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--n-trials", type=int, default=None)
     p.add_argument("--max-total", type=int, default=None)
     p.add_argument("--sleep", type=float, default=0.0, help="max random sleep per trial (s)")
-    p.add_argument("--objective", default="branin", choices=("branin", "quadratic3"))
+    p.add_argument("--objective", default="branin", choices=OBJECTIVES)
+    p.add_argument("--heartbeat", type=int, default=None, help="RDB heartbeat interval (s)")
     return p.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> None:
     a = _parse_args(argv)
-    run_worker(a.storage, a.study, a.spec, a.n_trials, a.max_total, a.sleep, a.objective)
+    run_worker(a.storage, a.study, a.spec, a.n_trials, a.max_total, a.sleep, a.objective,
+               a.heartbeat)
 
 
 # ------------------------------------------------------------------------------- launcher
@@ -200,6 +222,58 @@ def worker_env() -> dict[str, str]:
     return env
 
 
+def worker_command(
+    storage: str,
+    study_name: str,
+    spec: dict[str, Any] | str = DEFAULT_SPEC,
+    *,
+    n_trials: int | None = None,
+    max_total: int | None = None,
+    sleep: float = 0.0,
+    objective: str = "branin",
+    heartbeat: int | None = None,
+) -> list[str]:
+    """The command line of one worker process (see :func:`main`)."""
+    spec_json = spec if isinstance(spec, str) else json.dumps(spec)
+    cmd = [sys.executable, str(HERE), "--storage", str(storage), "--study", study_name,
+           "--spec", spec_json, "--sleep", str(sleep), "--objective", objective]
+    if n_trials is not None:
+        cmd += ["--n-trials", str(n_trials)]
+    if max_total is not None:
+        cmd += ["--max-total", str(max_total)]
+    if heartbeat is not None:
+        cmd += ["--heartbeat", str(heartbeat)]
+    return cmd
+
+
+def start_victim(storage: str, study_name: str, spec: dict[str, Any] | str,
+                 heartbeat: int | None = None, timeout: float = 120.0) -> tuple[subprocess.Popen, int]:
+    """Start a worker whose first trial hangs; return it once that trial is RUNNING with its
+    point stored (``gpbandit:params`` and stamp written), and the trial's number.
+
+    The caller kills it (``proc.kill()``: SIGKILL, no clean-up of any kind).
+    """
+    from optuna_gpbandit._history import pending_point
+
+    cmd = worker_command(storage, study_name, spec, n_trials=1, objective="hang",
+                         heartbeat=heartbeat)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env=worker_env(), cwd=str(REPO_ROOT))
+    deadline = time.perf_counter() + timeout
+    space = {"x1": FloatDistribution(-5.0, 10.0), "x2": FloatDistribution(0.0, 15.0)}
+    while time.perf_counter() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the victim worker exited early (exit {proc.returncode})")
+        for t in load_trials(storage, study_name):
+            if t.state == TrialState.RUNNING and (
+                set(t.params) == set(space) or pending_point(t, space) is not None
+            ):
+                return proc, t.number
+        time.sleep(0.2)
+    proc.kill()
+    raise RuntimeError("the victim worker never reached a running trial with its point stored")
+
+
 def launch_workers(
     storage: str,
     study_name: str,
@@ -211,19 +285,15 @@ def launch_workers(
     sleep: float = 0.0,
     objective: str = "branin",
     timeout: float = 120.0,
+    heartbeat: int | None = None,
 ) -> list[WorkerResult]:
     """Run ``n_workers`` worker processes (``sys.executable tests/distributed.py``) and wait.
 
     The study must already exist. Workers still running at ``timeout`` seconds are killed and
     reported with ``timed_out=True``. Output goes to temporary files (no pipe can fill up).
     """
-    spec_json = spec if isinstance(spec, str) else json.dumps(spec)
-    cmd = [sys.executable, str(HERE), "--storage", str(storage), "--study", study_name,
-           "--spec", spec_json, "--sleep", str(sleep), "--objective", objective]
-    if n_trials is not None:
-        cmd += ["--n-trials", str(n_trials)]
-    if max_total is not None:
-        cmd += ["--max-total", str(max_total)]
+    cmd = worker_command(storage, study_name, spec, n_trials=n_trials, max_total=max_total,
+                         sleep=sleep, objective=objective, heartbeat=heartbeat)
     env = worker_env()
     start = time.perf_counter()
     deadline = start + timeout
