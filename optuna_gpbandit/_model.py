@@ -122,7 +122,7 @@ def fit_model(
     ``noise_var`` overrides ``config.noise_var`` (IGP-UCB/GP-TS with a fixed lambda).
     """
     noise = config.noise_var if noise_var is None else noise_var
-    n = obs.n_observed
+    n = obs.n_observed_all  # the refit schedule follows all observations
     fixed_l = None if config.lengthscale is None else np.broadcast_to(
         np.asarray(config.lengthscale, dtype=float), (space.d,)
     )
@@ -143,9 +143,9 @@ def fit_model(
         or _needs_refit(n, prev_n_fit, config.refit_growth)
     ):
         X, y = obs.X[obs.observed], obs.y[obs.observed]
-        if n > config.max_fit_points:
+        if X.shape[0] > config.max_fit_points:
             rng = _randomness.trial_rng(seed, n, _randomness.FIT)
-            idx = np.sort(rng.choice(n, config.max_fit_points, replace=False))
+            idx = np.sort(rng.choice(X.shape[0], config.max_fit_points, replace=False))
             X, y = X[idx], y[idx]
         params = fit_hyperparameters(
             X, y, space.is_categorical, config.kernel,

@@ -14,6 +14,7 @@ posterior mean of the observed rows.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -52,6 +53,9 @@ class Observations:
         Mask of rows whose posterior standard deviation enters the ``nu_t`` sum.
     hallucinate
         The unobserved rows' labels are to be replaced by the observed-data posterior mean.
+    n_dropped
+        Observed rows left out by :func:`limit_rows` (counted in ``t`` and in the refit
+        schedule, not in the posterior).
     """
 
     X: np.ndarray
@@ -64,6 +68,7 @@ class Observations:
     observed: np.ndarray | None = None
     in_window: np.ndarray | None = None
     hallucinate: bool = False
+    n_dropped: int = 0
 
     def __post_init__(self) -> None:
         n = self.y.shape[0]
@@ -80,6 +85,15 @@ class Observations:
     @property
     def n_observed(self) -> int:
         return int(self.observed.sum())
+
+    @property
+    def n_all(self) -> int:
+        """Rows before :func:`limit_rows` (observed and censored): the round index is this + 1."""
+        return self.n + self.n_dropped
+
+    @property
+    def n_observed_all(self) -> int:
+        return self.n_observed + self.n_dropped
 
     def to_objective(self, mean: float, sd: float) -> tuple[float, float]:
         """A GP mean and standard deviation in the model's units -> objective units."""
@@ -154,4 +168,39 @@ def build_observations(
         observed=np.arange(len(trials) + len(rows)) < len(trials),
         in_window=np.array(in_window if design is not None else [False] * len(trials), dtype=bool),
         hallucinate=hallucinate and bool(rows),
+    )
+
+
+def limit_rows(obs: Observations, cap: int | None, rng: np.random.Generator) -> Observations:
+    """At most ``cap`` rows for the posterior (subset of data) [design choice].
+
+    The exact posterior costs ``O(n^2)`` per candidate and ``O(n^3)`` per factorisation; beyond a
+    few thousand trials that is seconds per suggestion. Kept: every censored / pending row and
+    every row of the ``nu_t`` window (the parallel logic needs them), the best half of the remaining budget of observed rows (where the
+    maximiser looks), and a uniform random sample of the other observed rows (the landscape
+    elsewhere), drawn from the trial's own stream so the choice is reproducible. Row order
+    (observed first) is preserved; standardisation is left as computed on all observed values.
+    """
+    if cap is None or obs.n <= cap:
+        return obs
+    always = ~obs.observed | obs.in_window  # censored rows, and rows in the nu_t sum
+    seen = np.flatnonzero(~always)
+    unseen = np.flatnonzero(always)
+    budget = max(cap - unseen.size, min(cap, seen.size) // 2, 2)
+    if budget >= seen.size:
+        return obs
+    n_best = budget // 2
+    order = np.argsort(-obs.y[seen], kind="stable")
+    best = seen[order[:n_best]]
+    rest = seen[order[n_best:]]
+    sampled = rng.choice(rest, budget - n_best, replace=False)
+    keep = np.sort(np.concatenate([best, sampled, unseen]))  # observed rows stay first
+    return dataclasses.replace(
+        obs,
+        X=obs.X[keep],
+        y=obs.y[keep],
+        numbers=obs.numbers[keep],
+        observed=obs.observed[keep],
+        in_window=obs.in_window[keep],
+        n_dropped=obs.n_dropped + int(seen.size - budget),
     )

@@ -17,7 +17,7 @@ from optuna.study import Study
 from optuna.trial import FrozenTrial
 
 # Purposes keep independent streams apart for the same trial.
-SAMPLE, FIT, INDEPENDENT = 3, 4, 5
+SAMPLE, FIT, INDEPENDENT, SUBSET = 3, 4, 5, 6
 
 
 def trial_rng(seed: int, number: int, purpose: int) -> np.random.Generator:

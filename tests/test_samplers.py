@@ -314,3 +314,30 @@ def test_fixed_hyperparameters_override_stored_state_of_a_resumed_study():
     st = _state(study.trials[-1])
     assert st["gp"] == {"kernel": "matern52", "lengthscales": [0.2], "scale": 1.0, "noise_var": 0.01}
     assert st["refitted"] is False
+
+
+def test_posterior_cap_keeps_pending_and_best_rows_and_counts_every_trial():
+    from optuna_gpbandit._observations import Observations, limit_rows
+
+    n_seen, n_pending = 40, 3
+    y = np.r_[np.arange(n_seen, dtype=float), np.full(n_pending, -1.0)]
+    observed = np.arange(n_seen + n_pending) < n_seen
+    obs = Observations(X=np.arange(y.size, dtype=float)[:, None], y=y, y_raw=y[:n_seen],
+                       shift=0.0, scale=1.0, numbers=np.arange(y.size), observed=observed)
+    a = limit_rows(obs, 13, np.random.default_rng(0))
+    b = limit_rows(obs, 13, np.random.default_rng(0))
+    assert a.n == 13 and a.n_all == obs.n and a.n_dropped == n_seen - 10
+    assert a.numbers.tolist() == b.numbers.tolist()  # reproducible for one stream
+    assert a.numbers[-n_pending:].tolist() == [40, 41, 42] and (~a.observed).sum() == n_pending
+    assert set(range(35, 40)) <= set(a.numbers.tolist())  # the best half of the budget (5)
+    assert a.observed[: a.n_observed].all()  # observed rows stay first
+    assert limit_rows(obs, None, np.random.default_rng(0)) is obs
+    assert limit_rows(obs, 100, np.random.default_rng(0)) is obs
+
+    study = optuna.create_study(sampler=GPUCBSampler(seed=0, max_posterior_points=12))
+    study.optimize(_quad, n_trials=20)
+    last = _state(study.trials[-1])
+    assert last["n_posterior"] == 12 and last["n_observed"] == 19 and last["t"] == 20
+    assert study.best_value < 1e-3
+    with pytest.raises(ValueError):
+        GPUCBSampler(max_posterior_points=1)

@@ -35,7 +35,12 @@ from optuna_gpbandit import _randomness
 from optuna_gpbandit._censoring import Censoring, build_design, record_finish, resolve_pending
 from optuna_gpbandit._history import History, collect_history, pending_point, write_sampled_params
 from optuna_gpbandit._model import STATE_KEY, FittedModel, GPConfig, fit_model, latest_state
-from optuna_gpbandit._observations import Observations, build_observations, oriented_values
+from optuna_gpbandit._observations import (
+    Observations,
+    build_observations,
+    limit_rows,
+    oriented_values,
+)
 from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit._storage import write_trial_json
 from optuna_gpbandit.changepoint import ROLE_KEY, ChangeDetection, Segment
@@ -76,7 +81,7 @@ class SelectionContext:
     @property
     def t(self) -> int:
         """Index of the round being chosen (points in the design, pending ones included, + 1)."""
-        return self.obs.n + 1
+        return self.obs.n_all + 1
 
     def best_observed(self, k: int) -> np.ndarray:
         """The ``k`` best observed points, best first."""
@@ -128,6 +133,11 @@ class GPBanditSampler(BaseSampler, abc.ABC):
     refit_growth, max_fit_points
         Hyperparameter refit schedule: refit when the number of observations grew by this
         fraction since the last fit (``0`` refits every trial); fit on at most this many points.
+    max_posterior_points
+        At most this many trials enter the GP posterior (default 1500; ``None``: all). Beyond
+        it, the posterior conditions on the pending trials, the best half of the budget and a
+        random sample of the other completed trials (subset of data), which keeps a suggestion
+        under a second at n = 5000. ``t`` and the refit schedule still count every trial.
     warn_independent_sampling
         Log a warning when a parameter after the startup phase goes to the independent sampler.
     pending
@@ -179,6 +189,7 @@ class GPBanditSampler(BaseSampler, abc.ABC):
         n_local_search: int = 5,
         refit_growth: float = 0.05,
         max_fit_points: int = 256,
+        max_posterior_points: int | None = 1500,
         warn_independent_sampling: bool = True,
         pending: str | Censoring = "censor",
         constraints: LongTermConstraints | None = None,
@@ -217,6 +228,10 @@ class GPBanditSampler(BaseSampler, abc.ABC):
             max_fit_points=max_fit_points,
         )
         self._standardize = bool(standardize)
+        self._max_posterior_points = (
+            None if max_posterior_points is None
+            else _check_positive_int("max_posterior_points", max_posterior_points, 2)
+        )
         self._n_candidates = _check_positive_int("n_candidates", n_candidates, 1)
         self._n_local_search = _check_positive_int("n_local_search", n_local_search, 0)
         self._warn_independent_sampling = warn_independent_sampling
@@ -333,6 +348,8 @@ class GPBanditSampler(BaseSampler, abc.ABC):
                 trial.number, obs.n_observed, obs.sign * obs.y_raw[0],
             )
             return self._startup_point(space, trial.number), None
+        obs = limit_rows(obs, self._max_posterior_points,
+                         _randomness.trial_rng(self._seed, trial.number, _randomness.SUBSET))
         previous = latest_state(history.all_trials, trial.number)
         try:
             model = self._fit(obs, space, previous)
@@ -363,8 +380,9 @@ class GPBanditSampler(BaseSampler, abc.ABC):
             info_gain=model.posterior.information_gain(),
             info_gain_inc=float(0.5 * np.log1p(var[0] / noise)),
             refitted=model.refitted,
-            n_observed=obs.n_observed,
+            n_observed=obs.n_observed_all,
             n_censored=obs.n - obs.n_observed,
+            n_posterior=obs.n,
             width_bonus=bonus,
         )
         record.update(model.state(space))
