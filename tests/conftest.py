@@ -94,3 +94,21 @@ def unique_study_name(request):
     stem = re.sub(r"[^A-Za-z0-9]+", "-", request.node.name)[:60]
     return f"gpbandit-{stem}-{uuid.uuid4().hex[:10]}"
 
+
+@pytest.fixture(params=["journal", pytest.param("postgres", marks=pytest.mark.postgres)])
+def shared_storage(request, tmp_path, unique_study_name):
+    """(storage spec for worker processes, study name): a journal file, or the session's
+    PostgreSQL database (``postgres_url``), whose study is deleted afterwards."""
+    if request.param == "journal":
+        yield str(tmp_path / "study.journal"), unique_study_name
+        return
+    import optuna
+
+    url = request.getfixturevalue("postgres_url")
+    try:
+        yield url, unique_study_name
+    finally:
+        try:
+            optuna.delete_study(study_name=unique_study_name, storage=url)
+        except KeyError:
+            pass

@@ -26,22 +26,6 @@ SLEEP = 0.05
 SEED = 0
 
 
-@pytest.fixture(params=["journal", pytest.param("postgres", marks=pytest.mark.postgres)])
-def shared_storage(request, tmp_path, unique_study_name):
-    """(storage spec for the workers, study name); PostgreSQL studies are deleted afterwards."""
-    if request.param == "journal":
-        yield str(tmp_path / "study.journal"), unique_study_name
-        return
-    url = request.getfixturevalue("postgres_url")
-    try:
-        yield url, unique_study_name
-    finally:
-        try:
-            optuna.delete_study(study_name=unique_study_name, storage=url)
-        except KeyError:
-            pass
-
-
 @pytest.mark.parametrize("sampler", ["GPUCBSampler", "GPTSSampler"])
 def test_workers_share_a_study(shared_storage, sampler):
     storage, name = shared_storage

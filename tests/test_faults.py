@@ -32,22 +32,6 @@ SPEC = {"sampler": "GPUCBSampler", "kwargs": {}, "seed": 0}
 BRANIN_MIN = 0.397887
 
 
-@pytest.fixture(params=["journal", pytest.param("postgres", marks=pytest.mark.postgres)])
-def shared_storage(request, tmp_path, unique_study_name):
-    """(storage spec for the workers, study name); PostgreSQL studies are deleted afterwards."""
-    if request.param == "journal":
-        yield str(tmp_path / "study.journal"), unique_study_name
-        return
-    url = request.getfixturevalue("postgres_url")
-    try:
-        yield url, unique_study_name
-    finally:
-        try:
-            optuna.delete_study(study_name=unique_study_name, storage=url)
-        except KeyError:
-            pass
-
-
 def test_eight_workers_four_hundred_trials(shared_storage):
     storage, name = shared_storage
     optuna.create_study(study_name=name, storage=distributed.open_storage(storage))
