@@ -1,0 +1,321 @@
+"""Run (problem, sampler, seed) tasks, one JSON line per finished run.
+
+A run is one in-memory Optuna study driven through ask / tell:
+
+    t0 = perf_counter(); trial = study.ask(); params = problem.suggest(trial); t1 = ...
+    value = problem.evaluate(params); t2 = ...; study.tell(trial, value); t3 = ...
+
+``suggest_seconds`` is ``t1 - t0`` (the sampler's work: ``sample_relative`` runs in ``ask``,
+``sample_independent`` in the ``suggest_*`` calls), ``objective_seconds`` ``t2 - t1``,
+``tell_seconds`` ``t3 - t2`` (``after_trial`` of the sampler), ``wall_seconds`` the whole run.
+``suggest_cpu_seconds`` is the process CPU time of the same step: far below the wall time means
+the process was waiting for a core (a loaded machine).
+
+The parent process alone writes ``runs.jsonl`` (append, flush, fsync after every finished run), so
+an interrupted run loses at most the runs in flight; ``--resume`` skips the runs already there
+(a truncated last line is ignored). Failed runs go to ``errors.jsonl`` and are retried on resume.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import time
+import traceback
+import warnings
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from dataclasses import asdict, dataclass
+from multiprocessing import get_context
+from typing import Iterable
+
+RUNS_FILE = "runs.jsonl"
+ERRORS_FILE = "errors.jsonl"
+CONFIG_FILE = "config.json"
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+@dataclass(frozen=True)
+class Task:
+    problem: str
+    sampler: str
+    seed: int
+    n_trials: int
+
+    @property
+    def key(self) -> tuple[str, str, int, int]:
+        return (self.problem, self.sampler, self.seed, self.n_trials)
+
+
+def make_tasks(problems: Iterable[str], samplers: Iterable[str], seeds: Iterable[int],
+               n_trials: int) -> list[Task]:
+    """Seeds outermost: an interrupted suite holds whole seeds of every (problem, sampler)."""
+    problems, samplers = list(problems), list(samplers)
+    return [Task(p, s, seed, n_trials) for seed in seeds for p in problems for s in samplers]
+
+
+def limit_threads(threads: int) -> None:
+    """Set the thread variables (effective for libraries loaded later) and limit the pools of
+    those already loaded."""
+    for var in THREAD_VARS:
+        os.environ[var] = str(threads)
+    try:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(threads)
+    except Exception:  # noqa: BLE001
+        pass
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(threads)
+
+
+def quiet() -> None:
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.ERROR)
+    warnings.filterwarnings("ignore")
+
+
+def warm_up(tasks: list[Task]) -> None:
+    """Import what the runs will need, so that no run's first suggestion (or objective) pays a
+    module import: torch and optuna._gp for GPSampler, scikit-learn for the ML tasks."""
+    import importlib
+
+    from .problems import get_problem
+
+    modules = ["numpy", "scipy.optimize", "optuna", "optuna_gpbandit"]
+    if any(t.sampler == "GPSampler" for t in tasks):
+        modules += ["torch", "optuna._gp.search_space", "optuna._gp.gp", "optuna._gp.optim_mixed",
+                    "optuna._gp.acqf", "optuna._gp.prior"]
+    if any(get_problem(t.problem).kind == "ml" for t in tasks):
+        modules += ["sklearn.svm", "sklearn.model_selection", "sklearn.pipeline",
+                    "sklearn.preprocessing", "sklearn.datasets"]
+    for m in modules:
+        try:
+            importlib.import_module(m)
+        except ImportError:
+            pass
+
+
+def _worker_init(threads: int, tasks: list[Task]) -> None:
+    limit_threads(threads)
+    quiet()
+    warm_up(tasks)
+    limit_threads(threads)  # torch, if it was just imported
+
+
+def run_one(task: Task) -> dict:
+    """One run; returns its JSON record."""
+    import optuna
+
+    from .problems import get_problem
+    from .samplers import make_sampler
+
+    quiet()
+    problem = get_problem(task.problem)
+    study = optuna.create_study(direction="minimize", sampler=make_sampler(task.sampler, task.seed))
+    values, t_suggest, t_cpu, t_obj, t_tell, all_params = [], [], [], [], [], []
+    best, best_params = math.inf, None
+    start = time.perf_counter()
+    for _ in range(task.n_trials):
+        c0, t0 = time.process_time(), time.perf_counter()
+        trial = study.ask()
+        params = problem.suggest(trial)
+        t1, c1 = time.perf_counter(), time.process_time()
+        value = float(problem.evaluate(params))
+        t2 = time.perf_counter()
+        study.tell(trial, value)
+        t3 = time.perf_counter()
+        values.append(value)
+        all_params.append(params)
+        t_suggest.append(t1 - t0)
+        t_cpu.append(c1 - c0)
+        t_obj.append(t2 - t1)
+        t_tell.append(t3 - t2)
+        if value < best:
+            best, best_params = value, params
+    wall = time.perf_counter() - start
+    return {
+        **asdict(task),
+        "minimum": problem.minimum,
+        "values": values,
+        "best_value": best,
+        "best_params": _plain(best_params or {}),
+        "params": [_plain(p) for p in all_params],
+        "suggest_seconds": t_suggest,
+        "suggest_cpu_seconds": t_cpu,
+        "objective_seconds": t_obj,
+        "tell_seconds": t_tell,
+        "wall_seconds": wall,
+        "finished": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "pid": os.getpid(),
+        "loadavg": os.getloadavg()[0],
+    }
+
+
+def _plain(params: dict) -> dict:
+    return {k: (v.item() if hasattr(v, "item") else v) for k, v in params.items()}
+
+
+def _safe_run(task: Task) -> tuple[Task, dict | None, str | None]:
+    try:
+        return task, run_one(task), None
+    except Exception:  # noqa: BLE001
+        return task, None, traceback.format_exc()
+
+
+# --------------------------------------------------------------------------- files
+def read_jsonl(path: str) -> list[dict]:
+    """Records of a JSON-lines file; unparsable lines (a run killed mid-write) are skipped."""
+    out = []
+    if not os.path.exists(path):
+        return out
+    with open(path) as fh:
+        for line in fh:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+    return out
+
+
+def _append(path: str, record: dict) -> None:
+    with open(path, "a") as fh:
+        # a previous writer killed mid-line leaves no newline: start on a fresh line
+        if fh.tell() > 0:
+            with open(path, "rb") as rfh:
+                rfh.seek(-1, os.SEEK_END)
+                if rfh.read(1) != b"\n":
+                    fh.write("\n")
+        fh.write(json.dumps(record) + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def finished_keys(out_dir: str) -> set[tuple]:
+    return {(r["problem"], r["sampler"], r["seed"], r["n_trials"])
+            for r in read_jsonl(os.path.join(out_dir, RUNS_FILE))}
+
+
+# --------------------------------------------------------------------------- progress
+def _fmt_secs(s: float) -> str:
+    s = int(round(s))
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
+
+
+class Progress:
+    """finished/total, elapsed and an ETA on stderr. The ETA sums, over the runs left, the mean
+    wall time of finished runs of the same (problem, sampler) (else of the sampler, else of all),
+    divided by the number of workers."""
+
+    def __init__(self, total: int, jobs: int, previous: list[dict], stream=None):
+        self.total, self.jobs = total, max(1, jobs)
+        self.stream = stream or sys.stderr
+        self.done = 0
+        self.start = time.perf_counter()
+        self.secs: dict[tuple[str, str], list[float]] = {}
+        for r in previous:
+            self._add(r["problem"], r["sampler"], r["wall_seconds"])
+
+    def _add(self, problem: str, sampler: str, secs: float) -> None:
+        self.secs.setdefault((problem, sampler), []).append(secs)
+
+    def _estimate(self, task: Task) -> float | None:
+        for keys in (
+            [(task.problem, task.sampler)],
+            [k for k in self.secs if k[1] == task.sampler],
+            list(self.secs),
+        ):
+            vals = [v for k in keys for v in self.secs.get(k, [])]
+            if vals:
+                return sum(vals) / len(vals)
+        return None
+
+    def eta(self, remaining: list[Task]) -> str:
+        est = [self._estimate(t) for t in remaining]
+        if not remaining:
+            return "0:00:00"
+        if any(e is None for e in est):
+            return "?"
+        return "~" + _fmt_secs(sum(est) / self.jobs)
+
+    def finished(self, task: Task, record: dict | None, error: str | None,
+                 remaining: list[Task]) -> None:
+        self.done += 1
+        if record is not None:
+            self._add(task.problem, task.sampler, record["wall_seconds"])
+            what = f"{record['wall_seconds']:.1f} s, best {record['best_value']:.4g}"
+            if record["minimum"] is not None:
+                what += f" (regret {max(record['best_value'] - record['minimum'], 0.0):.2e})"
+        else:
+            what = "FAILED: " + (error or "").strip().splitlines()[-1]
+        elapsed = time.perf_counter() - self.start
+        print(f"[{self.done}/{self.total}] {task.problem} / {task.sampler} / seed {task.seed}: "
+              f"{what} | elapsed {_fmt_secs(elapsed)}, ETA {self.eta(remaining)}",
+              file=self.stream, flush=True)
+
+
+# --------------------------------------------------------------------------- driver
+def run_tasks(tasks: list[Task], out_dir: str, jobs: int = 1, threads: int = 1,
+              resume: bool = False) -> tuple[int, int]:
+    """Run the tasks not yet in ``out_dir/runs.jsonl``; returns (finished now, failed now)."""
+    os.makedirs(out_dir, exist_ok=True)
+    runs_path = os.path.join(out_dir, RUNS_FILE)
+    errors_path = os.path.join(out_dir, ERRORS_FILE)
+    previous = read_jsonl(runs_path)
+    done = {(r["problem"], r["sampler"], r["seed"], r["n_trials"]) for r in previous}
+    if previous and not resume:
+        raise SystemExit(f"{runs_path} already holds {len(previous)} runs: pass --resume to "
+                         "continue it, or choose another --out")
+    todo = [t for t in tasks if t.key not in done]
+    skipped = len(tasks) - len(todo)
+    print(f"{len(tasks)} runs: {skipped} already finished in {out_dir}, {len(todo)} to run "
+          f"with {jobs} worker(s), {threads} BLAS/OpenMP thread(s) each", file=sys.stderr,
+          flush=True)
+    if not todo:
+        return 0, 0
+    progress = Progress(len(todo), jobs, [r for r in previous if r.get("wall_seconds")])
+    n_ok = n_fail = 0
+
+    def collect(task: Task, record: dict | None, error: str | None, remaining: list[Task]):
+        nonlocal n_ok, n_fail
+        if record is not None:
+            _append(runs_path, record)
+            n_ok += 1
+        else:
+            _append(errors_path, {**asdict(task), "error": error,
+                                  "time": time.strftime("%Y-%m-%dT%H:%M:%S")})
+            n_fail += 1
+        progress.finished(task, record, error, remaining)
+
+    if jobs <= 1:
+        _worker_init(threads, todo)
+        for i, task in enumerate(todo):
+            collect(*_safe_run(task), todo[i + 1:])
+        return n_ok, n_fail
+
+    # spawn: clean workers that read the thread variables before numpy / torch load
+    ex = ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn"),
+                             initializer=_worker_init, initargs=(threads, todo))
+    try:
+        # keep at most 2 x jobs tasks queued so the ETA's "remaining" is the not-yet-started ones
+        queue = list(todo)
+        running = {}
+        while queue or running:
+            while queue and len(running) < 2 * jobs:
+                task = queue.pop(0)
+                running[ex.submit(_safe_run, task)] = task
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for fut in finished:
+                running.pop(fut)
+                collect(*fut.result(), queue + list(running.values()))
+    except KeyboardInterrupt:
+        print("interrupted: finished runs are saved; --resume continues", file=sys.stderr)
+        ex.shutdown(wait=False, cancel_futures=True)
+        raise
+    ex.shutdown()
+    return n_ok, n_fail
