@@ -65,7 +65,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import math
 import os
 import platform
@@ -78,21 +77,11 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 
-def _threads_from_argv(argv: list[str]) -> str:
-    for i, arg in enumerate(argv):
-        if arg == "--threads" and i + 1 < len(argv):
-            return argv[i + 1]
-        if arg.startswith("--threads="):
-            return arg.split("=", 1)[1]
-    return "1"
-
+from _common import LogCounter, limit_threads, threads_from_argv
 
 # Thread pools are sized when numpy / scipy / torch load, so ``--threads`` acts before the imports.
 if __name__ == "__main__":
-    _threads = _threads_from_argv(sys.argv[1:])
-    if _threads.isdigit() and int(_threads) > 0:
-        for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-            os.environ[_var] = _threads
+    limit_threads(threads_from_argv(sys.argv[1:]))
 
 import numpy as np  # noqa: E402
 import optuna  # noqa: E402
@@ -187,18 +176,7 @@ METHODS: dict[str, Method] = {
 # ------------------------------------------------------------------------------------ harness
 
 
-class _LogCounter(logging.Handler):
-    """Counts warnings logged by Optuna and by our samplers (numbers in messages removed)."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.messages: Counter[str] = Counter()
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.messages[f"{record.name}: {re.sub(r'[0-9.]+', 'N', record.getMessage())}"] += 1
-
-
-LOG = _LogCounter()
+LOG = LogCounter(r"[0-9.]+")
 
 
 def noise(seed: int, T: int) -> tuple[np.ndarray, np.ndarray]:
@@ -503,13 +481,7 @@ def main() -> None:
         HERE, "results", "constrained_quick" if args.quick else "constrained")
     os.makedirs(os.path.dirname(os.path.abspath(out_base)), exist_ok=True)
 
-    optuna.logging.disable_default_handler()
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-    for name in ("optuna", "optuna_gpbandit"):
-        lg = logging.getLogger(name)
-        lg.addHandler(LOG)
-        lg.setLevel(logging.WARNING)
-        lg.propagate = False
+    LOG.install()
 
     opt = check_optimum()
     print(f"# f* = {F_STAR:.10f} at x* = ({X_STAR[0]:.6f}, {X_STAR[1]:.6f}); grid 3001^2: "

@@ -46,11 +46,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import math
 import os
 import platform
-import re
 import sys
 import time
 import warnings
@@ -59,22 +57,12 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 
-def _threads_from_argv(argv: list[str]) -> str:
-    for i, arg in enumerate(argv):
-        if arg == "--threads" and i + 1 < len(argv):
-            return argv[i + 1]
-        if arg.startswith("--threads="):
-            return arg.split("=", 1)[1]
-    return "1"
-
+from _common import LogCounter, limit_threads, threads_from_argv
 
 # Thread pools are sized when numpy / scipy / torch load, so ``--threads`` acts before the imports.
 # Default 1: the runs are sequential and small; extra BLAS threads only compete for the cores.
 if __name__ == "__main__":
-    _threads = _threads_from_argv(sys.argv[1:])
-    if _threads.isdigit() and int(_threads) > 0:
-        for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-            os.environ[_var] = _threads
+    limit_threads(threads_from_argv(sys.argv[1:]))
 
 import numpy as np  # noqa: E402
 import optuna  # noqa: E402
@@ -179,19 +167,7 @@ METHODS: dict[str, Method] = {
 # ------------------------------------------------------------------------------------ harness
 
 
-class _LogCounter(logging.Handler):
-    """Counts warnings logged by Optuna and by our samplers (messages with numbers removed)."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.messages: Counter[str] = Counter()
-
-    def emit(self, record: logging.LogRecord) -> None:
-        message = re.sub(r"\d+", "N", record.getMessage())
-        self.messages[f"{record.name}: {message}"] += 1
-
-
-LOG = _LogCounter()
+LOG = LogCounter(r"\d+")
 
 
 def _step_distribution_warning(w: warnings.WarningMessage) -> bool:
@@ -416,13 +392,7 @@ def main() -> None:
     methods = args.methods or [k for k, v in METHODS.items() if v.default]
     mus = args.mus
 
-    optuna.logging.disable_default_handler()
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-    for name in ("optuna", "optuna_gpbandit"):
-        lg = logging.getLogger(name)
-        lg.addHandler(LOG)
-        lg.setLevel(logging.WARNING)
-        lg.propagate = False
+    LOG.install()
 
     config = {
         "seeds": n_seeds, "T": T, "mus": mus, "windows": {str(mu): window(mu) for mu in mus},
