@@ -176,10 +176,11 @@ def limit_rows(obs: Observations, cap: int | None, rng: np.random.Generator) -> 
 
     The exact posterior costs ``O(n^2)`` per candidate and ``O(n^3)`` per factorisation; beyond a
     few thousand trials that is seconds per suggestion. Kept: every censored / pending row and
-    every row of the ``nu_t`` window (the parallel logic needs them), the best half of the remaining budget of observed rows (where the
-    maximiser looks), and a uniform random sample of the other observed rows (the landscape
-    elsewhere), drawn from the trial's own stream so the choice is reproducible. Row order
-    (observed first) is preserved; standardisation is left as computed on all observed values.
+    every row of the ``nu_t`` window (the parallel logic needs them), the best half of the
+    remaining budget of observed rows (where the maximiser looks), and a uniform random sample
+    of the other observed rows (the landscape elsewhere), drawn from the trial's own stream so
+    the choice is reproducible. Row order (observed first) is preserved; standardisation is left
+    as computed on all observed values.
     """
     if cap is None or obs.n <= cap:
         return obs
