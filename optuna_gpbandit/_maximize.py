@@ -22,6 +22,7 @@ from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit.acquisition.thompson import argmax_random_tie
 
 _MAX_LINE_VALUES = 64
+SAME_POINT_TOL = 1e-3  # encoded units (max over columns): closer points count as the same one
 _MAX_ROUNDS = 4
 
 
@@ -85,7 +86,7 @@ def maximize_acquisition(
     n_local_search: int = 5,
     warm_starts: np.ndarray | None = None,
     exclude: np.ndarray | None = None,
-    tol: float = 1e-3,
+    tol: float = SAME_POINT_TOL,
 ) -> tuple[np.ndarray, float]:
     """Return the encoded maximiser of ``acq`` over ``space`` and its value.
 
@@ -120,7 +121,9 @@ def maximize_acquisition(
     return space.snap(best_x), best_f
 
 
-def near_any(X: np.ndarray, points: np.ndarray | None, tol: float) -> np.ndarray:
+def near_any(
+    X: np.ndarray, points: np.ndarray | None, tol: float = SAME_POINT_TOL
+) -> np.ndarray:
     """Mask of the rows of ``X`` within ``tol`` (max over columns) of some row of ``points``."""
     if points is None or len(points) == 0:
         return np.zeros(X.shape[0], dtype=bool)
@@ -130,9 +133,13 @@ def near_any(X: np.ndarray, points: np.ndarray | None, tol: float) -> np.ndarray
     return near
 
 
-def _masked(scores: np.ndarray, X: np.ndarray, exclude: np.ndarray | None, tol: float) -> np.ndarray:
-    """``scores`` with excluded rows at ``-inf``, unless that would exclude every row."""
+def allowed(X: np.ndarray, exclude: np.ndarray | None, tol: float = SAME_POINT_TOL) -> np.ndarray:
+    """Mask of the rows of ``X`` at least ``tol`` away from every ``exclude`` row; all rows if
+    that would leave none."""
     near = near_any(X, exclude, tol)
-    if not near.any() or near.all():
-        return scores
-    return np.where(near, -np.inf, scores)
+    return ~near if near.any() and not near.all() else np.ones(X.shape[0], dtype=bool)
+
+
+def _masked(scores: np.ndarray, X: np.ndarray, exclude: np.ndarray | None, tol: float) -> np.ndarray:
+    """``scores`` with the rows :func:`allowed` leaves out at ``-inf``."""
+    return np.where(allowed(X, exclude, tol), scores, -np.inf)

@@ -35,6 +35,7 @@ from optuna_gpbandit import _randomness
 from optuna_gpbandit._censoring import Censoring, build_design, record_finish, resolve_pending
 from optuna_gpbandit._history import History, collect_history, pending_point, write_sampled_params
 from optuna_gpbandit._model import STATE_KEY, FittedModel, GPConfig, fit_model, latest_state
+from optuna_gpbandit._maximize import near_any
 from optuna_gpbandit._observations import (
     Observations,
     build_observations,
@@ -51,7 +52,6 @@ _logger = get_logger(__name__)
 
 _N_WARM_STARTS = 3
 _MAX_ROUNDS = 3  # choices per call when a concurrent worker took the same point
-_SAME_POINT_TOL = 1e-3  # encoded units (max over columns)
 
 
 @functools.lru_cache(maxsize=1)
@@ -73,10 +73,7 @@ class SelectionContext:
     width_bonus: float = 0.0
     noise_factor: float = 1.0
     delta_factor: float = 1.0
-    pending_X: np.ndarray | None = None
-
-    #: Encoded distance (max over columns) below which two points count as the same one.
-    same_point_tol: float = 1e-3
+    pending_X: np.ndarray | None = None  # points of trials still pending (never chosen again)
 
     @property
     def t(self) -> int:
@@ -368,7 +365,7 @@ class GPBanditSampler(BaseSampler, abc.ABC):
         pending = [p.trial.number for p in history.pending]
         pending_X = obs.X[~obs.observed & np.isin(obs.numbers, pending)]
         ctx = SelectionContext(study, trial, space, obs, model, rng, bonus, noise_factor,
-                               delta_factor, pending_X, _SAME_POINT_TOL)
+                               delta_factor, pending_X)
         x, record = self._select(ctx)
         mu, var = model.posterior.mean_var(x[None, :])
         noise = model.posterior.effective_noise_var
@@ -413,7 +410,7 @@ class GPBanditSampler(BaseSampler, abc.ABC):
             params, their_stamp = found
             if used.get(t.number) == params or (their_stamp, t.number) > (stamp, me):
                 continue
-            if float(np.max(np.abs(space.encode(params) - x), initial=0.0)) < _SAME_POINT_TOL:
+            if near_any(space.encode(params)[None, :], x[None, :])[0]:
                 return True
         return False
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from optuna_gpbandit._maximize import near_any
+from optuna_gpbandit._maximize import allowed
 from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit.acquisition.beta import gp_ts_scale
 from optuna_gpbandit.acquisition.thompson import thompson_choice
@@ -66,9 +66,7 @@ class GPTSSampler(KernelizedBanditSampler):
         v = gp_ts_scale(gamma, self._B, R, delta)
         nu = v + ctx.width_bonus
         C = self._candidates(ctx)
-        near = near_any(C, ctx.pending_X, ctx.same_point_tol)
-        if near.any() and not near.all():  # a pending trial's point is not drawn again
-            C = C[~near]
+        C = C[allowed(C, ctx.pending_X)]  # a pending trial's point is not drawn again
         i, draw = thompson_choice(ctx.model.posterior, C, nu, ctx.rng)
         n_drawn = int(np.isfinite(draw).sum())
         return C[i], {"v": v, "nu": nu, "gamma": gamma, "R": R,

@@ -122,6 +122,6 @@ class GPUCBSampler(GPBanditSampler):
         x, _ = maximize_acquisition(
             acq, ctx.space, ctx.rng, n_candidates=self._n_candidates,
             n_local_search=self._n_local_search, warm_starts=ctx.warm_starts(),
-            exclude=ctx.pending_X, tol=ctx.same_point_tol,
+            exclude=ctx.pending_X,
         )
         return x, {"beta": beta, "nu": nu}

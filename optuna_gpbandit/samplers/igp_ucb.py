@@ -55,6 +55,6 @@ class IGPUCBSampler(KernelizedBanditSampler):
             UCB(ctx.model.posterior, nu), ctx.space, ctx.rng,
             n_candidates=self._n_candidates, n_local_search=self._n_local_search,
             warm_starts=ctx.warm_starts(),
-            exclude=ctx.pending_X, tol=ctx.same_point_tol,
+            exclude=ctx.pending_X,
         )
         return x, {"beta": beta, "nu": nu, "gamma": gamma, "R": R}
