@@ -183,13 +183,20 @@ def test_incumbent_modes():
 
 
 # ------------------------------------------------------------------ run loop
-def test_run_bandit_trials_hold_arms_only(monkeypatch):
+@pytest.fixture
+def created_studies(monkeypatch):
+    """(the quietened harness module, a list that collects every study the harness creates)."""
     harness = _load("harness")
     harness.quiet()
     studies = []
     real = optuna.create_study
     monkeypatch.setattr(harness.optuna, "create_study",
                         lambda **kw: studies.append(real(**kw)) or studies[-1])
+    return harness, studies
+
+
+def test_run_bandit_trials_hold_arms_only(created_studies):
+    harness, studies = created_studies
     arms = np.array([[0.2], [0.7]])
     sampler = bl.VarianceOnlySampler(seed=0, kernel="se", lengthscale=0.2, kernel_scale=1.0,
                                      noise_var=0.01, standardize=False, pending="ignore")
@@ -241,14 +248,9 @@ def test_command_line_modes_and_output_names():
         parse("--quick", "--reduced")
 
 
-def test_srinivas_proposals_are_grid_points(monkeypatch):
+def test_srinivas_proposals_are_grid_points(created_studies):
     srinivas, _, _ = _scripts()
-    harness = _load("harness")
-    harness.quiet()
-    studies = []
-    real = optuna.create_study
-    monkeypatch.setattr(harness.optuna, "create_study",
-                        lambda **kw: studies.append(real(**kw)) or studies[-1])
+    harness, studies = created_studies
     grid, f = srinivas.draw_function(0)
     for method in srinivas.METHODS:
         regret = srinivas.run_one(harness.Task("gp-samples", method, 0, 4))
