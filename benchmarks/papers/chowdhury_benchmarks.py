@@ -42,7 +42,8 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))  # benchmarks/, for problems.py
 import harness  # noqa: E402
 from chowdhury_synthetic import (  # noqa: E402
-    LENGTHSCALE, METHOD_NAMES, kernel_matrix, make_sampler, report, rkhs_norm_of_interpolant,
+    LENGTHSCALE, METHOD_NAMES, kernel_matrix, make_sampler, rkhs_norm_of_interpolant,
+    run_and_report,
 )
 from problems import PROBLEMS  # noqa: E402
 
@@ -112,19 +113,12 @@ def main() -> None:
                             f"{np.mean([np.ptp(p['f']) for p in ps]):.2f}, "
                             f"sd of raw f on the arms = {np.mean([p['raw_sd'] for p in ps]):.4g} "
                             f"(multiply regrets by it for raw units), uniformly random arms: "
-                            f"regret {harness.fmt(*harness.random_play_regret(ps), digits=2)} "
-                            f"per round, R_{T} = {T * harness.random_play_regret(ps)[0]:.0f}")
+                            f"{harness.random_play_text(ps, T)}")
     stem = harness.output_name("chowdhury_benchmarks", args,
                                extra="" if args.B is None else f"B{args.B:g}")
     tasks = [harness.Task(e, m, d, T, B=args.B) for e in args.experiments for d in range(draws)
              for m in args.methods]
-    res, wall = harness.run_or_load(run_one, tasks, args, stem)
-    png = os.path.join(args.out, f"{stem}.png")
-    text = report(title, args.experiments, args.methods, res, T, draws, problem_stats, wall,
-                  png, ncols=2)
-    print("\n" + text)
-    harness.save_text(os.path.join(args.out, f"{stem}.md"), text)
-    print(f"saved {png}")
+    run_and_report(run_one, tasks, args, stem, title, problem_stats, T, draws)
 
 
 if __name__ == "__main__":

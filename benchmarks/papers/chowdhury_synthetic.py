@@ -195,6 +195,18 @@ def report(title: str, experiments: dict, methods, res: dict, T: int, draws: int
     return text
 
 
+def run_and_report(run_one, tasks, args, stem: str, title: str, problem_stats: dict,
+                   T: int, draws: int) -> None:
+    """Run (or load) the tasks, then print and save the table and the plots."""
+    res, wall = harness.run_or_load(run_one, tasks, args, stem)
+    png = os.path.join(args.out, f"{stem}.png")
+    text = report(title, args.experiments, args.methods, res, T, draws, problem_stats, wall,
+                  png, ncols=2)
+    print("\n" + text)
+    harness.save_text(os.path.join(args.out, f"{stem}.md"), text)
+    print(f"saved {png}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     harness.add_common_args(ap, PRESETS)
@@ -214,19 +226,11 @@ def main() -> None:
         problem_stats[e] = (f"B = {np.mean([p['B'] for p in ps]):.2f}, "
                             f"R = {np.mean([p['R'] for p in ps]):.3f}, "
                             f"range of f = {np.mean([np.ptp(p['f']) for p in ps]):.2f}, "
-                            f"uniformly random arms: regret "
-                            f"{harness.fmt(*harness.random_play_regret(ps), digits=2)} per round, "
-                            f"R_{T} = {T * harness.random_play_regret(ps)[0]:.0f}")
+                            f"uniformly random arms: {harness.random_play_text(ps, T)}")
     stem = harness.output_name("chowdhury_synthetic", args)
     tasks = [harness.Task(e, m, d, T) for e in args.experiments for d in range(draws)
              for m in args.methods]
-    res, wall = harness.run_or_load(run_one, tasks, args, stem)
-    png = os.path.join(args.out, f"{stem}.png")
-    text = report(title, args.experiments, args.methods, res, T, draws, problem_stats, wall,
-                  png, ncols=2)
-    print("\n" + text)
-    harness.save_text(os.path.join(args.out, f"{stem}.md"), text)
-    print(f"saved {png}")
+    run_and_report(run_one, tasks, args, stem, title, problem_stats, T, draws)
 
 
 if __name__ == "__main__":

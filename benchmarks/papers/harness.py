@@ -240,6 +240,12 @@ def random_play_regret(problems: Sequence[dict]) -> tuple[float, float]:
     return mean_se(np.array([p["f"].max() - p["f"].mean() for p in problems]))
 
 
+def random_play_text(problems: Sequence[dict], T: int) -> str:
+    """``regret <mean ± SE> per round, R_T = <T x mean>`` of uniformly random play."""
+    mean, se = random_play_regret(problems)
+    return f"regret {fmt(mean, se, digits=2)} per round, R_{T} = {T * mean:.0f}"
+
+
 def load_pyplot():
     import matplotlib
 
