@@ -7,7 +7,7 @@ and the report measures regret from the best value found over all runs of the re
 
 The continuous test functions live on the unit cube (``x0 .. x{d-1}`` in ``[0, 1]``), rescaled
 to their usual domains inside the function. Branin, Hartmann-3/6 and Ackley-5 are the functions
-of ``benchmarks/problems.py`` (used by ``bench_regret.py``), with minima refined to full float
+of ``benchmarks/problems.py``, with minima refined to full float
 precision (L-BFGS-B + Nelder-Mead from the published minimisers; the rounded constants of
 ``problems.py`` would give negative regrets of ~1e-6).
 """
