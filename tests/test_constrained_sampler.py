@@ -77,7 +77,13 @@ def test_fresh_samplers_and_a_reloaded_study_suggest_the_same(tmp_path):
         t, params, record = _next(s)
         s.tell(t, state=TrialState.FAIL)
         suggestions.append((params, record["kappa"]))
-    assert suggestions[0] == suggestions[1]
+    # The multipliers are rebuilt exactly. The second call also finds the first call's stored GP
+    # fit (on the FAIL trial) and warm-starts from it, so the MAP optimum can differ in the 8th
+    # digit (L-BFGS-B tolerance): the same point, not the same bits.
+    assert suggestions[0][1] == suggestions[1][1]
+    assert suggestions[0][0].keys() == suggestions[1][0].keys()
+    for name, value in suggestions[0][0].items():
+        assert suggestions[1][0][name] == pytest.approx(value, rel=1e-6, abs=1e-9)
 
 
 def test_trials_outside_the_rules_do_not_change_the_multipliers():

@@ -297,7 +297,11 @@ def test_optimize_with_four_threads(name):
     assert_finite_records(study)
     # No two trials pending at the same time share a point (sequential repeats may happen).
     assert not distributed.shared_points(study.trials), distributed.check_trials(study.trials)
-    assert study.best_value < 3.0  # random search: ~2-5 at 32 trials; minimum 0.398
+    # Branin's minimum is 0.398; random search's best of 32 is 0.48 / 1.51 / 5.14 (5th / 50th /
+    # 95th percentile of 20000 simulated runs). Over 8-15 threaded runs each, our samplers ended
+    # at 0.40-0.78, GP-UCB-CPD at 0.41-2.47 (it gives ~10 of the 32 trials to uniform
+    # exploration by design; one run of 3.29 was seen), so its bound is loose.
+    assert study.best_value < (5.0 if name == "GPUCBCPDSampler" else 1.2)
 
 
 # ------------------------------------------------------------------------ resume in a process
