@@ -291,18 +291,24 @@ def recover_noiseless(
     """
     G = _as_matrix(G)
     path, clipped = noiseless_log_kappa_path(G, epoch_length, psi, kappa_init, max_log_kappa)
+    return _state("noiseless", G, epoch_length, names, kappa=_tuple(np.exp(path[-1])),
+                  log_kappa=_tuple(path[-1]), clipped=clipped)
+
+
+def _state(variant: str, G: np.ndarray, epoch_length: int, names: Sequence[str] | None,
+           **fields: Any) -> MultiplierState:
+    """The :class:`MultiplierState` after ``G``: the epoch bookkeeping both variants share, plus
+    the variant's own ``fields``."""
     epoch, position = epoch_position(G.shape[0], epoch_length)
     return MultiplierState(
-        variant="noiseless",
+        variant=variant,
         epoch=epoch,
         position=position,
         n_used=G.shape[0],
         epoch_length=epoch_length,
         names=_names_for(names, G.shape[1]),
-        kappa=_tuple(np.exp(path[-1])),
-        log_kappa=_tuple(path[-1]),
         epoch_means=tuple(_tuple(r) for r in epoch_means(G, epoch_length)),
-        clipped=clipped,
+        **fields,
     )
 
 
@@ -321,7 +327,7 @@ def recover_noisy(
     ``n_trials_hint = T`` is given.
     """
     G = _as_matrix(G)
-    epoch, position = epoch_position(G.shape[0], epoch_length)
+    epoch, _ = epoch_position(G.shape[0], epoch_length)
     if isinstance(step, str):
         if step != "theory":
             raise ValueError(f"kappa_step must be a number or 'theory', got {step!r}.")
@@ -332,17 +338,7 @@ def recover_noisy(
     else:
         steps = _steps(step, epoch)
     path = noisy_kappa_path(G, epoch_length, steps if epoch else 1.0, kappa_init)
-    return MultiplierState(
-        variant="noisy",
-        epoch=epoch,
-        position=position,
-        n_used=G.shape[0],
-        epoch_length=epoch_length,
-        names=_names_for(names, G.shape[1]),
-        kappa=_tuple(path[-1]),
-        epoch_means=tuple(_tuple(r) for r in epoch_means(G, epoch_length)),
-        steps=_tuple(steps),
-    )
+    return _state("noisy", G, epoch_length, names, kappa=_tuple(path[-1]), steps=_tuple(steps))
 
 
 def _names_for(names: Sequence[str] | None, m: int) -> tuple[str, ...]:
