@@ -35,23 +35,13 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-
-def _thread_limit_from_argv(argv: list[str]) -> str | None:
-    for i, arg in enumerate(argv):
-        if arg == "--threads" and i + 1 < len(argv):
-            return argv[i + 1]
-        if arg.startswith("--threads="):
-            return arg.split("=", 1)[1]
-    return None
-
+from _common import limit_threads, threads_from_argv
 
 # ``--threads`` must act before numpy, scipy and torch load their thread pools: the libraries
 # read these variables once, at load (threadpoolctl later would miss scipy.linalg's OpenBLAS,
-# which is loaded lazily).
-if __name__ == "__main__" and (_threads := _thread_limit_from_argv(sys.argv[1:])) is not None \
-        and _threads.isdigit():
-    for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ[_var] = _threads
+# which is loaded lazily). No ``--threads``: the libraries' defaults.
+if __name__ == "__main__":
+    limit_threads(threads_from_argv(sys.argv[1:], default=""))
 
 import numpy as np  # noqa: E402
 import optuna  # noqa: E402
