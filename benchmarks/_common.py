@@ -10,7 +10,7 @@ import os
 import re
 from collections import Counter
 
-_THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 def threads_from_argv(argv: list[str], default: str = "1") -> str:
@@ -30,7 +30,7 @@ def limit_threads(threads: str, override: bool = True) -> None:
     replace values already in the environment.
     """
     if threads.isdigit() and int(threads) > 0:
-        for var in _THREAD_VARS:
+        for var in THREAD_VARS:
             if override:
                 os.environ[var] = threads
             else:

@@ -30,10 +30,11 @@ from dataclasses import asdict, dataclass
 from multiprocessing import get_context
 from typing import Iterable
 
+from benchmarks._common import THREAD_VARS
+
 RUNS_FILE = "runs.jsonl"
 ERRORS_FILE = "errors.jsonl"
 CONFIG_FILE = "config.json"
-THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 @dataclass(frozen=True)
