@@ -8,11 +8,14 @@
   every trial they sample (:func:`write_sampled_params`, system attr ``gpbandit:params``); a
   WAITING (enqueued) trial's point is its ``fixed_params``. Pending trials whose point is not
   known yet are only counted (``n_unresolved``);
-* FAIL and PRUNED trials are dropped.
+* failed: FAIL and PRUNED trials, and COMPLETE trials with a non-finite value, whose point is
+  known (completed like a pending trial's from the stored relative sample), for the failure
+  stage (:mod:`optuna_gpbandit._failures`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from dataclasses import dataclass
@@ -30,7 +33,8 @@ STAMP_KEY = "gpbandit:stamp"  # time.time() after the point was stored (a plain 
 
 @dataclass(frozen=True)
 class PendingTrial:
-    """A RUNNING or WAITING trial of another caller with its full point."""
+    """A trial of another caller with its full point: RUNNING or WAITING (pending), or FAIL,
+    PRUNED or COMPLETE with a non-finite value (failed)."""
 
     trial: FrozenTrial
     params: dict[str, Any]
@@ -46,6 +50,7 @@ class History:
     pending: list[PendingTrial]
     n_unresolved: int
     all_trials: list[FrozenTrial]
+    failed: list[PendingTrial] = dataclasses.field(default_factory=list)
 
 
 def write_sampled_params(
@@ -113,18 +118,24 @@ def collect_history(
     """Split the study's trials for the relative ``search_space``."""
     trials = study._get_trials(deepcopy=False, use_cache=False)
     names = list(search_space)
-    completed = [
-        t for t in trials if t.state == TrialState.COMPLETE and all(n in t.params for n in names)
-    ]
-    completed.sort(key=lambda t: t.number)
+    completed: list[FrozenTrial] = []
     pending: list[PendingTrial] = []
+    failed: list[PendingTrial] = []
     n_unresolved = 0
     for t in sorted(trials, key=lambda t: t.number):
-        if t.state not in (TrialState.RUNNING, TrialState.WAITING) or t.number == current.number:
+        if t.number == current.number:
             continue
-        found = pending_point(t, search_space)
-        if found is None:
-            n_unresolved += 1
-        else:
-            pending.append(PendingTrial(t, found[0], found[1]))
-    return History(current, completed, pending, n_unresolved, trials)
+        if t.state == TrialState.COMPLETE and math.isfinite(t.value):
+            if all(n in t.params for n in names):
+                completed.append(t)
+        elif t.state in (TrialState.COMPLETE, TrialState.FAIL, TrialState.PRUNED):
+            found = pending_point(t, search_space)
+            if found is not None:
+                failed.append(PendingTrial(t, found[0], found[1]))
+        elif t.state in (TrialState.RUNNING, TrialState.WAITING):
+            found = pending_point(t, search_space)
+            if found is None:
+                n_unresolved += 1
+            else:
+                pending.append(PendingTrial(t, found[0], found[1]))
+    return History(current, completed, pending, n_unresolved, trials, failed)

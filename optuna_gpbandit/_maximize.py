@@ -4,7 +4,10 @@
 2. Otherwise: scrambled-Sobol candidates (valid values on discrete columns) plus warm starts
    (e.g. the best observed points) are scored in one batch; the best ``n_local_search`` distinct
    ones are polished by alternating L-BFGS-B on the continuous columns (analytic gradient) with a
-   line search over the valid values of each discrete column, until neither improves.
+   line search over the valid values of each discrete column, until neither improves. Wide
+   numeric discrete columns (``space.is_relaxed``, more than
+   :data:`~optuna_gpbandit._space.RELAX_THRESHOLD` values) join the continuous ones in L-BFGS-B
+   (continuous relaxation); the result is snapped onto the grid and scored again.
 
 Ties among candidates are broken uniformly with the trial's random stream. Points within ``tol``
 (max over columns, encoded units) of an ``exclude`` row (the points of trials still pending) are
@@ -13,12 +16,12 @@ never returned while anything else is left: two workers never evaluate one point
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Callable, Protocol
 
 import numpy as np
 from scipy.optimize import minimize
 
-from optuna_gpbandit._space import EncodedSpace
+from optuna_gpbandit._space import RELAX_THRESHOLD, EncodedSpace
 from optuna_gpbandit.acquisition.thompson import argmax_random_tie
 
 _MAX_LINE_VALUES = 64
@@ -33,20 +36,34 @@ class Acquisition(Protocol):
 
 
 def _line_values(space: EncodedSpace, i: int, current: float) -> np.ndarray:
-    """Valid values of discrete column ``i`` to try: all of them, or a spread plus neighbours."""
-    vals = space.column_values(i)
-    if vals.size <= _MAX_LINE_VALUES:
-        return vals
-    k = int(np.argmin(np.abs(vals - current)))
-    near = np.arange(max(k - 4, 0), min(k + 5, vals.size))
-    spread = np.linspace(0, vals.size - 1, _MAX_LINE_VALUES - near.size).round().astype(int)
-    return vals[np.unique(np.concatenate([near, spread]))]
+    """Valid values of discrete column ``i`` to try: all of them, or a spread plus neighbours.
+
+    Columns with at most :data:`RELAX_THRESHOLD` values (and categorical ones) are enumerated;
+    wider ones are addressed by grid index: the 9 indices around ``current`` and a spread
+    uniform in encoded units (so log-scaled columns are spread over their decades). Returns at
+    most ``_MAX_LINE_VALUES`` sorted, distinct encoded values.
+    """
+    col = space.columns[i]
+    n = col.n_values
+    if col.categorical or n <= RELAX_THRESHOLD:
+        vals = space.column_values(i)
+        if vals.size <= _MAX_LINE_VALUES:
+            return vals
+        k = int(np.argmin(np.abs(vals - current)))
+        near = np.arange(max(k - 4, 0), min(k + 5, vals.size))
+        spread = np.linspace(0, vals.size - 1, _MAX_LINE_VALUES - near.size).round().astype(int)
+        return vals[np.unique(np.concatenate([near, spread]))]
+    k = float(col.index_of(np.asarray(current)))
+    near = np.arange(max(k - 4, 0), min(k + 5, n), dtype=float)
+    spread = col.index_of(np.linspace(0.0, 1.0, _MAX_LINE_VALUES - near.size))
+    return np.unique(space.column_values_at(i, np.unique(np.concatenate([near, spread]))))
 
 
 def _local_search(acq: Acquisition, space: EncodedSpace, x0: np.ndarray, f0: float) -> tuple[np.ndarray, float]:
     x, fx = x0.copy(), f0
-    cont = np.flatnonzero(space.is_continuous)
-    disc = np.flatnonzero(~space.is_continuous)
+    cont = np.flatnonzero(space.is_relaxed)  # continuous columns and relaxed wide discrete ones
+    disc = np.flatnonzero(~space.is_relaxed)
+    rounded = bool(np.any(space.is_relaxed & ~space.is_continuous))
     for _ in range(_MAX_ROUNDS):
         improved = False
         if cont.size:
@@ -60,9 +77,14 @@ def _local_search(acq: Acquisition, space: EncodedSpace, x0: np.ndarray, f0: flo
             res = minimize(neg, x[cont], jac=True, method="L-BFGS-B",
                            bounds=[(0.0, 1.0)] * cont.size, options={"maxiter": 100})
             if np.all(np.isfinite(res.x)) and -res.fun > fx + 1e-12 * (1 + abs(fx)):
-                x[cont] = np.clip(res.x, 0.0, 1.0)
-                fx = float(acq.values(x[None, :])[0])
-                improved = True
+                xn = x.copy()
+                xn[cont] = np.clip(res.x, 0.0, 1.0)
+                if rounded:  # the relaxed optimum, rounded onto the grid, must still improve
+                    xn = space.snap(xn)
+                fn = float(acq.values(xn[None, :])[0])
+                if not rounded or fn > fx + 1e-12 * (1 + abs(fx)):
+                    x, fx = xn, fn
+                    improved = True
         for i in disc:
             vals = _line_values(space, int(i), x[i])
             X = np.repeat(x[None, :], vals.size, axis=0)
@@ -121,10 +143,36 @@ def maximize_acquisition(
     return space.snap(best_x), best_f
 
 
+class Exclusion:
+    """Points to keep away from (``tol``, as :func:`near_any`) plus a region to avoid.
+
+    Parameters
+    ----------
+    points
+        Encoded points (e.g. of pending or failed trials).
+    region
+        ``region(X) -> mask`` of rows inside a region to avoid (e.g. where trials fail), or
+        ``None``.
+    """
+
+    def __init__(self, points: np.ndarray, region: Callable[[np.ndarray], np.ndarray] | None):
+        self.points, self.region = points, region
+
+    def __len__(self) -> int:  # "anything to exclude?"
+        return len(self.points) + (self.region is not None)
+
+    def mask(self, X: np.ndarray, tol: float) -> np.ndarray:
+        near = near_any(X, self.points, tol)
+        return near if self.region is None else near | self.region(X)
+
+
 def near_any(
-    X: np.ndarray, points: np.ndarray | None, tol: float = SAME_POINT_TOL
+    X: np.ndarray, points: np.ndarray | Exclusion | None, tol: float = SAME_POINT_TOL
 ) -> np.ndarray:
-    """Mask of the rows of ``X`` within ``tol`` (max over columns) of some row of ``points``."""
+    """Mask of the rows of ``X`` within ``tol`` (max over columns) of some row of ``points``
+    (or, for an :class:`Exclusion`, also inside its region)."""
+    if isinstance(points, Exclusion):
+        return points.mask(X, tol)
     if points is None or len(points) == 0:
         return np.zeros(X.shape[0], dtype=bool)
     near = np.zeros(X.shape[0], dtype=bool)
@@ -143,3 +191,15 @@ def allowed(X: np.ndarray, exclude: np.ndarray | None, tol: float = SAME_POINT_T
 def _masked(scores: np.ndarray, X: np.ndarray, exclude: np.ndarray | None, tol: float) -> np.ndarray:
     """``scores`` with the rows :func:`allowed` leaves out at ``-inf``."""
     return np.where(allowed(X, exclude, tol), scores, -np.inf)
+
+
+def repeated_points(X: np.ndarray, limit: int, tol: float = SAME_POINT_TOL) -> np.ndarray:
+    """Rows of ``X`` (observed points) that occur at least ``limit`` times, each once.
+
+    Points count as the same when they fall in one cell of a ``tol`` grid (encoded units).
+    """
+    if X.shape[0] < limit:
+        return X[:0]
+    cells = np.floor(X / tol)
+    _, first, counts = np.unique(cells, axis=0, return_index=True, return_counts=True)
+    return X[first[counts >= limit]]

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
+from optuna.logging import get_logger
 from optuna.trial import FrozenTrial
 
 from optuna_gpbandit import _randomness
@@ -26,8 +27,12 @@ from optuna_gpbandit._observations import Observations
 from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit._storage import read_trial_json
 from optuna_gpbandit.gp.fit import fit_hyperparameters
+from optuna_gpbandit._failures import imputed_noise
 from optuna_gpbandit.gp.kernels import check_kernel_name
 from optuna_gpbandit.gp.posterior import GPParams, GPPosterior
+from optuna_gpbandit._arguments import check_int, check_number
+
+_logger = get_logger(__name__)
 
 STATE_KEY = "state"
 
@@ -45,16 +50,35 @@ class GPConfig:
 
     def __post_init__(self) -> None:
         check_kernel_name(self.kernel)
-        if self.lengthscale is not None and np.any(np.asarray(self.lengthscale, dtype=float) <= 0):
-            raise ValueError("lengthscale must be positive.")
+        if self.lengthscale is not None:
+            try:
+                ls = np.asarray(self.lengthscale, dtype=float)
+            except (TypeError, ValueError):
+                ls = np.array([np.nan])
+            if ls.ndim > 1 or ls.size == 0 or not np.all(np.isfinite(ls) & (ls > 0)):
+                raise ValueError(
+                    "lengthscale must be a positive finite number or a sequence of them (one per "
+                    f"parameter), got {self.lengthscale!r}."
+                )
         for name in ("kernel_scale", "noise_var"):
             v = getattr(self, name)
-            if v is not None and not (np.isfinite(v) and v > 0):
-                raise ValueError(f"{name} must be a positive finite number, got {v}.")
-        if not (self.refit_growth >= 0):
-            raise ValueError("refit_growth must be >= 0.")
-        if self.max_fit_points < 2:
-            raise ValueError("max_fit_points must be >= 2.")
+            if v is not None:
+                check_number(name, v, strict=True)
+        check_number("refit_growth", self.refit_growth)
+        check_int("max_fit_points", self.max_fit_points, 2)
+
+    def lengthscales_for(self, space: EncodedSpace) -> np.ndarray | None:
+        """The fixed lengthscales, one per parameter of ``space`` (``None`` if fitted)."""
+        if self.lengthscale is None:
+            return None
+        ls = np.asarray(self.lengthscale, dtype=float)
+        if ls.ndim == 1 and ls.size not in (1, space.d):
+            raise ValueError(
+                f"lengthscale has {ls.size} values but the search space has {space.d} "
+                f"parameters ({', '.join(space.names)}); give one value per parameter in this "
+                "order, or a scalar."
+            )
+        return np.broadcast_to(ls.reshape(-1) if ls.ndim else ls, (space.d,)).copy()
 
     @property
     def fits_anything(self) -> bool:
@@ -86,25 +110,55 @@ def _needs_refit(n: int, n_fit: int, growth: float) -> bool:
     return n < n_fit or n - n_fit >= max(1, int(growth * n_fit))
 
 
-def _restart_fit(n: int, previous: dict[str, Any] | None) -> bool:
+def _restart_fit(n: int, n_fit: int | None) -> bool:
     """Also start the fit from the prior's default (not only from the last fit) while the study
     is small and whenever the data size crossed a power of two since the last fit, so a local
     optimum of the marginal likelihood is not kept forever."""
-    if previous is None or n <= 64:
+    if n_fit is None or n <= 64:
         return True
-    n_fit = max(int(previous.get("n_fit", 1)), 1)
-    return int(np.log2(n)) > int(np.log2(n_fit))
+    return int(np.log2(n)) > int(np.log2(max(n_fit, 1)))
+
+
+def parse_state(
+    previous: dict[str, Any] | None, space: EncodedSpace
+) -> tuple[GPParams, int] | None:
+    """The hyperparameters and fit size of a stored state, or ``None``.
+
+    A state of another search space is skipped; a corrupt one (e.g. edited by hand, or written
+    by another version) is ignored with a warning, and the next fit starts afresh.
+    """
+    if previous is None or previous.get("names") != space.names:
+        return None
+    try:
+        params = GPParams.from_json(previous["gp"])
+        n_fit = previous.get("n_fit", 0)
+        if isinstance(n_fit, bool) or not isinstance(n_fit, int) or n_fit < 0:
+            raise ValueError(f"n_fit={n_fit!r}")
+        values = np.concatenate([params.lengthscales.reshape(-1),
+                                 [params.scale, params.noise_var]])
+        if params.lengthscales.shape != (space.d,) or not np.all(np.isfinite(values) & (values > 0)):
+            raise ValueError(f"hyperparameters {previous['gp']!r}")
+        check_kernel_name(params.kernel)
+    except (KeyError, TypeError, ValueError) as exc:
+        _logger.warning("Ignoring a corrupt stored GP state (%s); fitting afresh.", exc)
+        return None
+    return params, n_fit
 
 
 def _posterior(obs: Observations, params: GPParams, space: EncodedSpace) -> GPPosterior:
-    """The posterior on the whole design; hallucinated labels are the observed-data mean."""
+    """The posterior on the whole design; hallucinated labels are the observed-data mean.
+
+    Imputed labels of failed trials carry extra noise (:func:`_failures.imputed_noise`).
+    """
     y = obs.y
+    noise = imputed_noise(obs, params, space.is_categorical)
     if obs.hallucinate:
         seen = obs.observed
-        base = GPPosterior(obs.X[seen], obs.y[seen], params, space.is_categorical)
+        base = GPPosterior(obs.X[seen], obs.y[seen], params, space.is_categorical,
+                           None if noise is None else noise[seen])
         y = obs.y.copy()
         y[~seen] = base.mean_var(obs.X[~seen])[0]
-    return GPPosterior(obs.X, y, params, space.is_categorical)
+    return GPPosterior(obs.X, y, params, space.is_categorical, noise)
 
 
 def fit_model(
@@ -117,32 +171,25 @@ def fit_model(
 ) -> FittedModel:
     """Posterior for ``obs``: refit or reuse hyperparameters according to the schedule.
 
-    Hyperparameters are fitted on the observed rows only (censored labels would inflate the
-    noise and shrink the lengthscales); the posterior conditions on every row.
+    Hyperparameters are fitted on the real observations only (censored and imputed labels
+    would inflate the noise and shrink the lengthscales); the posterior conditions on every row.
     ``noise_var`` overrides ``config.noise_var`` (IGP-UCB/GP-TS with a fixed lambda).
     """
     noise = config.noise_var if noise_var is None else noise_var
     n = obs.n_observed_all  # the refit schedule follows all observations
-    fixed_l = None if config.lengthscale is None else np.broadcast_to(
-        np.asarray(config.lengthscale, dtype=float), (space.d,)
-    )
+    fixed_l = config.lengthscales_for(space)
     if fixed_l is not None and config.kernel_scale is not None and noise is not None:
         params = GPParams(config.kernel, fixed_l.copy(), config.kernel_scale, noise)
         return FittedModel(_posterior(obs, params, space), n, False)
 
-    prev_params, prev_n_fit = None, 0
-    if previous is not None and previous.get("names") == space.names:
-        try:
-            prev_params = GPParams.from_json(previous["gp"])
-            prev_n_fit = int(previous.get("n_fit", 0))
-        except (KeyError, TypeError, ValueError):
-            prev_params = None
+    parsed = parse_state(previous, space)
+    prev_params, prev_n_fit = parsed if parsed is not None else (None, 0)
     if (
         prev_params is None
         or prev_params.kernel != config.kernel
         or _needs_refit(n, prev_n_fit, config.refit_growth)
     ):
-        X, y = obs.X[obs.observed], obs.y[obs.observed]
+        X, y = obs.X[obs.fit_rows], obs.y[obs.fit_rows]
         if X.shape[0] > config.max_fit_points:
             rng = _randomness.trial_rng(seed, n, _randomness.FIT)
             idx = np.sort(rng.choice(X.shape[0], config.max_fit_points, replace=False))
@@ -151,7 +198,7 @@ def fit_model(
             X, y, space.is_categorical, config.kernel,
             fixed_lengthscales=fixed_l, fixed_scale=config.kernel_scale,
             fixed_noise_var=noise, warm_start=prev_params,
-            restart=_restart_fit(n, previous),
+            restart=_restart_fit(n, None if parsed is None else prev_n_fit),
         )
         n_fit, refitted = n, True
     else:  # reuse the last fit; fixed values always win over stored ones

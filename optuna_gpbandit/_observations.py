@@ -23,9 +23,11 @@ from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial
 
 from optuna_gpbandit._censoring import Design
+from optuna_gpbandit._failures import FailedRow, imputed_labels
 from optuna_gpbandit._space import EncodedSpace
 
 _logger = get_logger(__name__)
+_LARGE = 1e150  # magnitudes beyond which the standardiser rescales first
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,10 @@ class Observations:
     n_dropped
         Observed rows left out by :func:`limit_rows` (counted in ``t`` and in the refit
         schedule, not in the posterior).
+    imputed
+        Mask of observed rows whose label is imputed for a failed trial (see
+        :mod:`optuna_gpbandit._failures`); they follow the real observations and are left out
+        of the hyperparameter fit.
     """
 
     X: np.ndarray
@@ -69,6 +75,7 @@ class Observations:
     in_window: np.ndarray | None = None
     hallucinate: bool = False
     n_dropped: int = 0
+    imputed: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         n = self.y.shape[0]
@@ -76,6 +83,13 @@ class Observations:
             object.__setattr__(self, "observed", np.ones(n, dtype=bool))
         if self.in_window is None:
             object.__setattr__(self, "in_window", np.zeros(n, dtype=bool))
+        if self.imputed is None:
+            object.__setattr__(self, "imputed", np.zeros(n, dtype=bool))
+
+    @property
+    def fit_rows(self) -> np.ndarray:
+        """Mask of the rows the hyperparameters are fitted on (real observations)."""
+        return self.observed & ~self.imputed
 
     @property
     def n(self) -> int:
@@ -118,6 +132,31 @@ def oriented_values(trials: list[FrozenTrial], direction: StudyDirection) -> np.
     return y
 
 
+def standardization(y_raw: np.ndarray) -> tuple[float, float]:
+    """``(shift, scale)`` giving mean 0 and standard deviation 1 (scale 1 for fewer than two
+    values or equal ones).
+
+    Beyond ``1e150`` in magnitude the moments are taken of ``y_raw / max|y_raw|``, so values up
+    to the float limit (``+-1.7e308``) overflow neither the squares nor the sum.
+    """
+    if y_raw.size == 0:
+        return 0.0, 1.0
+    m = float(np.max(np.abs(y_raw)))
+    u, unit = (y_raw / m, m) if m > _LARGE else (y_raw, 1.0)
+    mean_u, sd_u = float(u.mean()), float(u.std())
+    shift = mean_u * unit
+    if y_raw.size < 2 or not sd_u > 1e-12 * max(1.0 / unit, abs(mean_u)):
+        return shift, 1.0
+    return shift, sd_u * unit
+
+
+def _standardize(y_raw: np.ndarray, shift: float, scale: float) -> np.ndarray:
+    """``(y_raw - shift) / scale`` without overflowing the difference near the float limit."""
+    if abs(shift) > _LARGE:
+        return y_raw / scale - shift / scale
+    return (y_raw - shift) / scale
+
+
 def build_observations(
     trials: list[FrozenTrial],
     space: EncodedSpace,
@@ -127,12 +166,15 @@ def build_observations(
     hallucinate: bool = False,
     lower_bound: float | None = None,
     targets: dict[int, float] | None = None,
+    failed: list[FailedRow] | None = None,
 ) -> Observations:
     """Encode the observed ``trials`` (COMPLETE, holding every parameter of ``space``).
 
     With a ``design`` (see :func:`optuna_gpbandit._censoring.build_design`) its observed trials
     replace ``trials`` and its censored rows are appended. ``targets`` (trial number -> oriented
-    target) replaces the oriented objective values, e.g. by penalised ones.
+    target) replaces the oriented objective values, e.g. by penalised ones. ``failed`` rows
+    (see :mod:`optuna_gpbandit._failures`) follow the observed trials with imputed labels
+    (none while nothing is observed).
     """
     rows = [] if design is None else design.rows
     if design is not None:
@@ -142,32 +184,37 @@ def build_observations(
         y_raw = oriented_values(trials, direction)
     else:
         y_raw = np.array([targets[t.number] for t in trials], dtype=float)
-    shift, scale = 0.0, 1.0
-    if standardize and y_raw.size:
-        shift = float(y_raw.mean())
-        sd = float(y_raw.std())
-        scale = sd if (y_raw.size >= 2 and sd > 1e-12 * max(1.0, abs(shift))) else 1.0
-    y = (y_raw - shift) / scale
+    failed = list(failed or []) if y_raw.size else []
+    if failed:
+        y_raw = np.concatenate([y_raw, imputed_labels(failed, y_raw)])
+    shift, scale = standardization(y_raw[: len(trials)]) if standardize else (0.0, 1.0)
+    y = _standardize(y_raw, shift, scale)
     sign = _sign(direction)
     censored = 0.0
     if rows and not hallucinate:
         censored = float(y.min()) if y.size else 0.0
         if lower_bound is not None:
             censored = min(censored, (sign * lower_bound - shift) / scale)
-    in_window = ([] if design is None else list(design.observed_in_window)) + [
-        r.in_window for r in rows
-    ]
+    in_window = (
+        list(design.observed_in_window) if design is not None else [False] * len(trials)
+    ) + [False] * len(failed) + [r.in_window for r in rows]
+    n_obs = len(trials) + len(failed)
+    if failed:
+        X = np.vstack([X[: len(trials)], space.encode_many([r.params for r in failed]),
+                       X[len(trials):]])
     return Observations(
         X=X,
         y=np.concatenate([y, np.full(len(rows), censored)]),
         y_raw=y_raw,
         shift=shift,
         scale=scale,
-        numbers=np.array([t.number for t in trials] + [r.number for r in rows], dtype=int),
+        numbers=np.array([t.number for t in trials] + [r.number for r in failed]
+                         + [r.number for r in rows], dtype=int),
         sign=sign,
-        observed=np.arange(len(trials) + len(rows)) < len(trials),
-        in_window=np.array(in_window if design is not None else [False] * len(trials), dtype=bool),
+        observed=np.arange(n_obs + len(rows)) < n_obs,
+        in_window=np.array(in_window, dtype=bool),
         hallucinate=hallucinate and bool(rows),
+        imputed=(np.arange(n_obs + len(rows)) >= len(trials)) & (np.arange(n_obs + len(rows)) < n_obs),
     )
 
 
@@ -184,7 +231,8 @@ def limit_rows(obs: Observations, cap: int | None, rng: np.random.Generator) -> 
     """
     if cap is None or obs.n <= cap:
         return obs
-    always = ~obs.observed | obs.in_window  # censored rows, and rows in the nu_t sum
+    # censored rows, rows in the nu_t sum, imputed rows of failed trials
+    always = ~obs.observed | obs.in_window | obs.imputed
     seen = np.flatnonzero(~always)
     unseen = np.flatnonzero(always)
     budget = max(cap - unseen.size, min(cap, seen.size) // 2, 2)
@@ -203,5 +251,6 @@ def limit_rows(obs: Observations, cap: int | None, rng: np.random.Generator) -> 
         numbers=obs.numbers[keep],
         observed=obs.observed[keep],
         in_window=obs.in_window[keep],
+        imputed=obs.imputed[keep],
         n_dropped=obs.n_dropped + int(seen.size - budget),
     )

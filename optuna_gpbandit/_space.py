@@ -13,11 +13,19 @@ One column per parameter:
 
 Decoded values are always valid for their distribution (clipped to the bounds, snapped to the
 step, Python ``int``/``float`` or the original choice object).
+
+Wide discrete columns (``suggest_int(.., 0, 10**12)``, a float ``step`` of ``1e-6`` over
+``[0, 1e6]``) are never enumerated: valid values are addressed by their grid index
+(:meth:`_Column.values_at`), and numeric discrete columns with more than :data:`RELAX_THRESHOLD`
+values are *relaxed* (:attr:`EncodedSpace.is_relaxed`): the acquisition maximiser treats them as
+continuous and snaps the result onto the grid.
 """
 
 from __future__ import annotations
 
+import math
 import warnings
+from decimal import Decimal
 from typing import Any, Sequence
 
 import numpy as np
@@ -30,6 +38,17 @@ from optuna.distributions import (
 from scipy.stats import qmc
 
 _MAX_ENUMERATE = 10**6
+RELAX_THRESHOLD = 1000
+"""Numeric discrete columns with more valid values than this are relaxed to continuous ones by
+the acquisition maximiser (L-BFGS-B, then snapped onto the grid); smaller ones get a line search
+over their values. Above 1000 values a linear column's grid spacing is below 0.001 encoded units,
+the maximiser's same-point tolerance, so rounding the relaxed optimum moves it less than that;
+and the line search's 64 values would cover under 7 % of the grid."""
+# Grid indices tried, in order, for a stepped float whose value fails Optuna's test (see
+# `_Column._grid`): (multiple m, offset o) -> (round(k / m) + o) * m.
+_FIX_TRIES = tuple((1.0, s * j) for j in range(1, 17) for s in (1, -1)) + tuple(
+    (10.0**p, o) for p in range(1, 16) for o in (0, 1, -1)
+)
 
 
 class _Column:
@@ -52,8 +71,11 @@ class _Column:
         self.a, self.b = (np.log(lo), np.log(hi)) if self.log else (lo, hi)
         if self.step is None:
             self.n_values = None
-        else:
-            self.n_values = int(np.floor((hi - lo) / self.step + 1e-8)) + 1
+        elif self.is_int:  # exact for any range
+            self.n_values = (dist.high - dist.low) // dist.step + 1
+        else:  # Optuna moved `high` onto the grid in decimal arithmetic: count the same way
+            r = (Decimal(repr(hi)) - Decimal(repr(lo))) / Decimal(repr(self.step))
+            self.n_values = int(r + Decimal("1e-8")) + 1
 
     # numeric helpers ------------------------------------------------------------------------
     def _to_unit(self, v: np.ndarray) -> np.ndarray:
@@ -65,11 +87,43 @@ class _Column:
         v = np.exp(t) if self.log else t
         return np.clip(v, self.dist.low, self.dist.high)
 
+    def _index(self, v: np.ndarray) -> np.ndarray:
+        """Grid index (float) of the valid value nearest to ``v`` (numeric columns with a step)."""
+        k = np.round((v - float(self.dist.low)) / self.step)
+        return np.clip(k, 0.0, float(self.n_values - 1))
+
+    def _on_grid(self, v: np.ndarray) -> np.ndarray:
+        """Optuna's ``FloatDistribution._contains`` test for a stepped float, vectorised."""
+        k = (v - self.dist.low) / self.step
+        return (np.abs(k - np.round(k)) < 1e-8) & (v >= self.dist.low) & (v <= self.dist.high)
+
+    def _grid(self, k: np.ndarray) -> np.ndarray:
+        """Valid values at the (float) grid indices ``k``, clipped to ``0 .. n_values - 1``.
+
+        Beyond about ``1e8`` grid steps, the float nearest to ``low + k * step`` can fail Optuna's
+        validity test ``|(v - low) / step - round(.)| < 1e-8`` (and Optuna would then discard the
+        sampled value); such a ``k`` is replaced by the nearest index that passes (within 16, else
+        a multiple of a power of ten), a move of a tiny fraction of the range.
+        """
+        k = np.clip(np.asarray(k, dtype=float), 0.0, float(self.n_values - 1))
+        v = np.minimum(float(self.dist.low) + k * self.step, float(self.dist.high))
+        if self.is_int:
+            return v
+        shape, k, v = v.shape, k.ravel(), v.ravel()
+        bad = np.flatnonzero(~self._on_grid(v))
+        for m, o in _FIX_TRIES:
+            if not bad.size:
+                break
+            t = np.clip((np.round(k[bad] / m) + o) * m, 0.0, float(self.n_values - 1))
+            c = np.minimum(self.dist.low + t * self.step, self.dist.high)
+            ok = self._on_grid(c)
+            v[bad[ok]] = c[ok]
+            bad = bad[~ok]
+        return v.reshape(shape)
+
     def _snap_values(self, v: np.ndarray) -> np.ndarray:
         """Nearest valid value (numeric columns with a step)."""
-        low = float(self.dist.low)
-        k = np.clip(np.round((v - low) / self.step), 0, self.n_values - 1)
-        return low + k * self.step
+        return self._grid(self._index(v))
 
     # public -----------------------------------------------------------------------------------
     def encode(self, value: Any) -> float:
@@ -88,19 +142,35 @@ class _Column:
     def decode(self, u: float) -> Any:
         if self.categorical:
             return self.dist.choices[int(np.clip(np.round(u), 0, self.n_values - 1))]
-        v = float(self._from_unit(np.asarray(u)))
-        if self.step is not None:
-            v = float(self._snap_values(np.asarray(v)))
-        if self.is_int:
-            return int(round(v))
-        return float(min(max(v, self.dist.low), self.dist.high))
+        v = self._from_unit(np.asarray(u, dtype=float))
+        if self.step is None:
+            return float(min(max(float(v), self.dist.low), self.dist.high))
+        if self.is_int:  # Python int arithmetic: exact at any magnitude
+            k = min(max(int(self._index(v)), 0), self.n_values - 1)
+            return self.dist.low + k * self.dist.step
+        return float(self._grid(self._index(v)))
+
+    def index_of(self, u: np.ndarray) -> np.ndarray:
+        """Grid index (as float) of the valid value nearest to encoded ``u`` (discrete columns)."""
+        if self.categorical:
+            return np.clip(np.round(u), 0, self.n_values - 1)
+        return self._index(self._from_unit(np.asarray(u, dtype=float)))
+
+    def values_at(self, idx: np.ndarray) -> np.ndarray:
+        """Encoded valid values at grid indices ``idx`` (``0 .. n_values - 1``, clipped) of a
+        discrete column, without enumerating it."""
+        if self.categorical:
+            return np.clip(np.asarray(idx, dtype=float), 0, self.n_values - 1)
+        return self._to_unit(self._grid(idx))
 
     def values(self) -> np.ndarray:
-        """All encoded valid values of a discrete column."""
+        """All encoded valid values of a discrete column (at most ``_MAX_ENUMERATE`` numeric
+        ones; use :meth:`values_at` on wider columns)."""
         if self.categorical:
             return np.arange(self.n_values, dtype=float)
-        low = float(self.dist.low)
-        return self._to_unit(low + np.arange(self.n_values) * self.step)
+        if self.n_values > _MAX_ENUMERATE:
+            raise ValueError(f"{self.dist!r} has {self.n_values} values: too many to enumerate.")
+        return self.values_at(np.arange(self.n_values))
 
     def from_uniform(self, u: np.ndarray) -> np.ndarray:
         """Map uniform ``[0, 1)`` draws to (roughly uniform) valid encoded values."""
@@ -110,8 +180,7 @@ class _Column:
             return u
         if self.log and self.is_int:
             return self.snap(u)
-        k = np.minimum(np.floor(u * self.n_values), self.n_values - 1)
-        return self._to_unit(float(self.dist.low) + k * self.step)
+        return self.values_at(np.floor(u * float(self.n_values)))
 
 
 class EncodedSpace:
@@ -130,13 +199,22 @@ class EncodedSpace:
         self.d = len(self.columns)
         self.is_categorical = np.array([c.categorical for c in self.columns], dtype=bool)
         self.is_continuous = np.array([c.n_values is None for c in self.columns], dtype=bool)
+        self.n_values: list[int | None] = [c.n_values for c in self.columns]
+        """Number of valid values per column (``None`` for continuous ones)."""
+        self.is_relaxed = self.is_continuous | np.array(
+            [not c.categorical and (c.n_values or 0) > RELAX_THRESHOLD for c in self.columns],
+            dtype=bool,
+        )
+        """Columns the maximiser treats as continuous: continuous ones and numeric discrete ones
+        with more than :data:`RELAX_THRESHOLD` values (optimised relaxed, then snapped)."""
 
     @property
     def cardinality(self) -> int | None:
-        """Number of points of a fully discrete space (``None`` if any column is continuous)."""
+        """Number of points of a fully discrete space (``None`` if any column is continuous);
+        an exact Python ``int`` however large."""
         if self.is_continuous.any():
             return None
-        return int(np.prod([float(c.n_values) for c in self.columns])) if self.d else 1
+        return math.prod(int(n) for n in self.n_values)
 
     def encode(self, params: dict[str, Any]) -> np.ndarray:
         return np.array([c.encode(params[n]) for n, c in zip(self.names, self.columns)])
@@ -160,7 +238,12 @@ class EncodedSpace:
         return X
 
     def column_values(self, i: int) -> np.ndarray:
+        """All encoded valid values of discrete column ``i`` (small columns only)."""
         return self.columns[i].values()
+
+    def column_values_at(self, i: int, idx: np.ndarray) -> np.ndarray:
+        """Encoded valid values at grid indices ``idx`` of discrete column ``i``."""
+        return self.columns[i].values_at(idx)
 
     def sobol(self, n: int, seed: int) -> np.ndarray:
         """``n`` scrambled-Sobol points mapped to valid encoded values."""

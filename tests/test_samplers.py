@@ -230,9 +230,10 @@ def test_information_gain_record_adds_up_with_fixed_hyperparameters():
         assert b["info_gain"] == pytest.approx(a["info_gain"] + a["info_gain_inc"], abs=1e-9)
 
 
+@pytest.mark.parametrize("failures", ["impute", "ignore"])
 @pytest.mark.parametrize("sampler_cls", ALL_SAMPLERS)
-def test_bad_values_and_states_do_not_break_sampling(sampler_cls):
-    study = optuna.create_study(sampler=sampler_cls(seed=0))
+def test_bad_values_and_states_do_not_break_sampling(sampler_cls, failures):
+    study = optuna.create_study(sampler=sampler_cls(seed=0, failures=failures))
     outcomes = iter([float("nan"), float("inf"), -float("inf"), "fail", "prune"] + [None] * 20)
 
     def objective(trial):
@@ -255,12 +256,14 @@ def test_bad_values_and_states_do_not_break_sampling(sampler_cls):
         assert -1 <= t.params["x"] <= 1 and t.params["y"] in range(-3, 4)
     gp_states = [_state(t) for t in study.trials if _state(t) is not None]
     assert gp_states and all(np.isfinite(st["mu"]) and np.isfinite(st["sigma"]) for st in gp_states)
-    # FAIL/PRUNED trials are not observations: t counts COMPLETE trials only.
+    # "impute": FAIL/PRUNED/infinite trials are observations (t counts them); "ignore": t counts
+    # the COMPLETE trials with a finite value only.
     last = study.trials[-1]
-    n_complete_before = sum(
-        1 for t in study.trials[:-1] if t.state == TrialState.COMPLETE
+    n_finite_before = sum(
+        1 for t in study.trials[:-1] if t.state == TrialState.COMPLETE and np.isfinite(t.value)
     )
-    assert _state(last)["t"] == n_complete_before + 1
+    n_imputed = len(study.trials) - 1 - n_finite_before if failures == "impute" else 0
+    assert _state(last)["t"] == n_finite_before + n_imputed + 1
 
 
 @pytest.mark.parametrize("sampler_cls", ALL_SAMPLERS)
@@ -288,7 +291,7 @@ def test_degenerate_spaces_and_objectives(sampler_cls):
 
 def test_constructor_validation():
     for kwargs in (
-        {"n_startup_trials": 0},
+        {"n_startup_trials": -1},
         {"n_candidates": 0},
         {"kernel": "rbf"},
         {"lengthscale": -1.0},

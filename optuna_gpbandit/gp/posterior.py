@@ -90,10 +90,14 @@ class GPPosterior:
         Kernel hyperparameters.
     is_categorical
         Mask of categorical dimensions of ``X``.
+    row_noise
+        Extra noise variance per row on top of ``params.noise_var`` (e.g. for imputed labels),
+        shape ``(n,)``; ``None`` for none.
     """
 
     def __init__(
-        self, X: np.ndarray, y: np.ndarray, params: GPParams, is_categorical: np.ndarray
+        self, X: np.ndarray, y: np.ndarray, params: GPParams, is_categorical: np.ndarray,
+        row_noise: np.ndarray | None = None,
     ) -> None:
         X = np.asarray(X, dtype=float)
         y = np.asarray(y, dtype=float)
@@ -103,6 +107,11 @@ class GPPosterior:
         self.kernel = Kernel(params.kernel, params.lengthscales, params.scale, is_categorical)
         K = self.kernel(X, X)
         K[np.diag_indices_from(K)] += params.noise_var
+        if row_noise is not None:
+            row_noise = np.asarray(row_noise, dtype=float)
+            if row_noise.shape != y.shape or not np.all(np.isfinite(row_noise) & (row_noise >= 0)):
+                raise ValueError("row_noise must be finite, >= 0 and one value per row.")
+            K[np.diag_indices_from(K)] += row_noise
         self.L, self.jitter = jittered_cholesky(K, params.scale)
         self.alpha = solve_triangular(
             self.L.T, solve_triangular(self.L, y, lower=True), lower=False

@@ -9,15 +9,13 @@ posterior at the chosen point, information gain, pending counts, hyperparameters
 Concurrent workers can read the same history at the same moment and pick the same point. After
 storing its point, every call reads the trials again; if a trial whose point it did not use now
 holds (nearly) the same point and stored it earlier, the call chooses again with that point
-pending (at most ``_MAX_ROUNDS`` times, then a quasi-random point).
+pending (at most ``MAX_ROUNDS`` times, then a quasi-random point).
 """
 
 from __future__ import annotations
 
 import abc
 import dataclasses
-import functools
-from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -29,13 +27,12 @@ from optuna.samplers._base import _process_constraints_after_trial
 from optuna.study import Study, StudyDirection
 from optuna.exceptions import UpdateFinishedTrialError
 from optuna.trial import FrozenTrial, TrialState
-from threadpoolctl import ThreadpoolController
 
-from optuna_gpbandit import _randomness
+from optuna_gpbandit import _failures, _randomness
 from optuna_gpbandit._censoring import Censoring, build_design, record_finish, resolve_pending
-from optuna_gpbandit._history import History, collect_history, pending_point, write_sampled_params
+from optuna_gpbandit._history import History, collect_history, write_sampled_params
+from optuna_gpbandit._maximize import Exclusion, repeated_points
 from optuna_gpbandit._model import STATE_KEY, FittedModel, GPConfig, fit_model, latest_state
-from optuna_gpbandit._maximize import near_any
 from optuna_gpbandit._observations import (
     Observations,
     build_observations,
@@ -46,55 +43,13 @@ from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit._storage import write_trial_json
 from optuna_gpbandit.changepoint import ROLE_KEY, ChangeDetection, Segment
 from optuna_gpbandit.constraints import DIAGNOSTICS_KEY, LongTermConstraints
+from optuna_gpbandit._threads import single_threaded_blas
 from optuna_gpbandit.gp.posterior import NumericalError
+from optuna_gpbandit._arguments import check_bool, check_int, check_seed
+from optuna_gpbandit.samplers._concurrency import MAX_ROUNDS, taken_meanwhile
+from optuna_gpbandit.samplers._context import SelectionContext
 
 _logger = get_logger(__name__)
-
-_N_WARM_STARTS = 3
-_MAX_ROUNDS = 3  # choices per call when a concurrent worker took the same point
-
-
-@functools.lru_cache(maxsize=1)
-def _blas_controller() -> ThreadpoolController:
-    """One controller per process (inspecting the loaded libraries costs ~0.5 ms)."""
-    return ThreadpoolController()
-
-
-@dataclass(frozen=True)
-class SelectionContext:
-    """Everything a sampler's ``_select`` may use."""
-
-    study: Study
-    trial: FrozenTrial
-    space: EncodedSpace
-    obs: Observations
-    model: FittedModel
-    rng: np.random.Generator
-    width_bonus: float = 0.0
-    noise_factor: float = 1.0
-    delta_factor: float = 1.0
-    pending_X: np.ndarray | None = None  # points of trials still pending (never chosen again)
-
-    @property
-    def t(self) -> int:
-        """Index of the round being chosen (points in the design, pending ones included, + 1)."""
-        return self.obs.n_all + 1
-
-    def best_observed(self, k: int) -> np.ndarray:
-        """The ``k`` best observed points, best first."""
-        seen = self.obs.observed
-        X, y = self.obs.X[seen], self.obs.y[seen]
-        return X[np.argsort(-y, kind="stable")[:k]]
-
-    def warm_starts(self) -> np.ndarray:
-        """The best observed points (candidates for the maximiser)."""
-        return self.best_observed(_N_WARM_STARTS)
-
-
-def _check_positive_int(name: str, value: int, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}.")
-    return int(value)
 
 
 class GPBanditSampler(BaseSampler, abc.ABC):
@@ -106,10 +61,10 @@ class GPBanditSampler(BaseSampler, abc.ABC):
         Seed of every random choice. Each trial's draws come from ``(seed, trial.number)``, so a
         fresh sampler on a stored study repeats an uninterrupted run. ``None`` draws a seed.
     n_startup_trials
-        Completed trials before the GP is used. The first trial goes to ``independent_sampler``
-        (the search space is unknown until a trial completes); the next ones take points of a
-        scrambled Sobol sequence indexed by trial number, so parallel workers get distinct,
-        space-filling points.
+        Completed trials before the GP is used (``0``: from the first completed trial on). The
+        first trial goes to ``independent_sampler`` (the search space is unknown until a trial
+        completes); the next ones take points of a scrambled Sobol sequence indexed by trial
+        number, so parallel workers get distinct, space-filling points.
     independent_sampler
         Sampler for parameters outside the relative search space (conditional or dynamic ones)
         and for the first trial. Defaults to ``RandomSampler(seed)``.
@@ -169,6 +124,17 @@ class GPBanditSampler(BaseSampler, abc.ABC):
         ``xi * sqrt(t)`` of the trials uniform-exploration trials, runs the change-point test on
         them and, on detection, resets the history the model sees. See
         :meth:`change_points` and :meth:`current_best_trial`.
+    failures
+        What the model makes of FAIL trials (an exception or a NaN value), PRUNED trials and
+        values of ``+-inf``:
+
+        * ``"impute"`` (default): they enter the posterior as bad results, the worst observed
+          value, or a pruned trial's last intermediate value (as TPE uses it), so the sampler
+          learns where trials fail;
+        * ``"ignore"``: they are left out of the model (Optuna's GPSampler does this).
+
+        In both modes their points are not asked again while any other point is left, and a
+        study where most recent trials fail logs a warning once.
     """
 
     def __init__(
@@ -192,10 +158,17 @@ class GPBanditSampler(BaseSampler, abc.ABC):
         constraints: LongTermConstraints | None = None,
         constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
         change_detection: ChangeDetection | None = None,
+        failures: str = "impute",
     ) -> None:
-        self._seed = int(np.random.SeedSequence().entropy % (2**31)) if seed is None else int(seed)
+        seed = check_seed(seed)
+        self._seed = int(np.random.SeedSequence().entropy % (2**31)) if seed is None else seed
         self._user_seed = seed is not None
-        self._n_startup_trials = _check_positive_int("n_startup_trials", n_startup_trials, 1)
+        self._n_startup_trials = check_int("n_startup_trials", n_startup_trials, 0)
+        self._failures = _failures.check_failures(failures)
+        if independent_sampler is not None and not isinstance(independent_sampler, BaseSampler):
+            raise ValueError(
+                f"independent_sampler must be an Optuna sampler, got {independent_sampler!r}."
+            )
         self._own_independent = independent_sampler is None
         self._independent_sampler = independent_sampler or _randomness.TrialSeededRandomSampler(
             self._seed
@@ -224,14 +197,16 @@ class GPBanditSampler(BaseSampler, abc.ABC):
             refit_growth=refit_growth,
             max_fit_points=max_fit_points,
         )
-        self._standardize = bool(standardize)
+        self._standardize = check_bool("standardize", standardize)
         self._max_posterior_points = (
             None if max_posterior_points is None
-            else _check_positive_int("max_posterior_points", max_posterior_points, 2)
+            else check_int("max_posterior_points", max_posterior_points, 2)
         )
-        self._n_candidates = _check_positive_int("n_candidates", n_candidates, 1)
-        self._n_local_search = _check_positive_int("n_local_search", n_local_search, 0)
-        self._warn_independent_sampling = warn_independent_sampling
+        self._n_candidates = check_int("n_candidates", n_candidates, 1)
+        self._n_local_search = check_int("n_local_search", n_local_search, 0)
+        self._warn_independent_sampling = check_bool(
+            "warn_independent_sampling", warn_independent_sampling
+        )
         self._search_space = optuna.search_space.IntersectionSearchSpace()
 
     # ---------------------------------------------------------------- Optuna interface
@@ -262,14 +237,14 @@ class GPBanditSampler(BaseSampler, abc.ABC):
         if not search_space:
             return {}
         # Many small BLAS calls: threads only contend (with each other, with other workers).
-        with _blas_controller().limit(limits=1, user_api="blas"):
+        with single_threaded_blas():
             return self._sample_relative(study, trial, search_space)
 
     def _sample_relative(
         self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
     ) -> dict[str, Any]:
         space = EncodedSpace(search_space)
-        for round_ in range(_MAX_ROUNDS):
+        for round_ in range(MAX_ROUNDS):
             history = collect_history(study, search_space, trial)
             x, record = self._choose(study, trial, space, history)
             params = space.decode(x)
@@ -277,7 +252,7 @@ class GPBanditSampler(BaseSampler, abc.ABC):
             if record is None:  # a startup point: distinct per trial number
                 return params
             record["rounds"] = round_ + 1
-            if self._pending_mode == "ignore" or not self._taken_meanwhile(
+            if self._pending_mode == "ignore" or not taken_meanwhile(
                 study, space, history, x, stamp
             ):
                 write_trial_json(study, trial, STATE_KEY, record)
@@ -308,12 +283,16 @@ class GPBanditSampler(BaseSampler, abc.ABC):
                 history,
                 completed=[t for t in history.completed if t.number >= start],
                 pending=[p for p in history.pending if p.trial.number >= start],
+                failed=[p for p in history.failed if p.trial.number >= start],
             )
             extra.update(segment_start=start, change_points=list(seg.change_points))
             if not history.completed:  # nothing observed since the reset yet
                 return self._startup_point(space, trial.number), None
-        if len(history.completed) < self._n_startup_trials and start == 0:
+        if not history.completed or (len(history.completed) < self._n_startup_trials
+                                     and start == 0):
             return self._startup_point(space, trial.number), None
+        failed = _failures.failed_rows(history, study.direction)
+        _failures.report(study, trial, failed, self._failures)
         noise_factor, delta_factor = 1.0, 1.0
         if self._constraints is not None:
             stage = self._constraints.prepare([
@@ -336,6 +315,7 @@ class GPBanditSampler(BaseSampler, abc.ABC):
             history.completed, space, study.direction, self._standardize, design=design,
             hallucinate=self._pending_mode == "hallucinate",
             lower_bound=self._censoring.lower_bound, targets=targets,
+            failed=failed if self._failures == "impute" else None,
         )
         if obs.n_observed >= 2 and np.ptp(obs.y_raw) == 0.0:
             # Nothing to model (a constant objective, or a broken one): a GP would fit infinite
@@ -361,9 +341,15 @@ class GPBanditSampler(BaseSampler, abc.ABC):
             var = model.posterior.mean_var(obs.X[obs.in_window])[1]
             bonus = self._censoring.width * float(np.sum(np.sqrt(var)))
         rng = _randomness.trial_rng(self._seed, trial.number, _randomness.SAMPLE)
-        # Points of trials still pending in the design: never chosen again while they run.
+        # Never chosen again while anything else is left: points of trials still pending in the
+        # design, of failed trials, and points already evaluated as often as they may be; and the
+        # neighbourhoods of failed trials inside a failing region.
         pending = [p.trial.number for p in history.pending]
-        pending_X = obs.X[~obs.observed & np.isin(obs.numbers, pending)]
+        pending_X = Exclusion(np.vstack([
+            obs.X[~obs.observed & np.isin(obs.numbers, pending)],
+            space.encode_many([r.params for r in failed]),
+            repeated_points(obs.X[obs.fit_rows], self._repeat_limit(model)),
+        ]), _failures.failing_region(obs, model.posterior.params, space.is_categorical))
         ctx = SelectionContext(study, trial, space, obs, model, rng, bonus, noise_factor,
                                delta_factor, pending_X)
         x, record = self._select(ctx)
@@ -385,34 +371,6 @@ class GPBanditSampler(BaseSampler, abc.ABC):
         record.update(model.state(space))
         record.update(extra)
         return x, record
-
-    @staticmethod
-    def _taken_meanwhile(
-        study: Study, space: EncodedSpace, history: History, x: np.ndarray, stamp: float
-    ) -> bool:
-        """Did another trial store (nearly) ``x`` before us, with a point we did not use?
-
-        Every writer checks after writing; the stamps are taken after the points are in
-        storage, so of two trials with the same point the one with the later stamp sees the
-        other's point and yields (a trial with no stamp yet counts as earlier; at worst both
-        yield). "Did not use": the trial was not finished at our read, and its point is not the
-        one our design held for it (unknown then, or chosen again since).
-        """
-        finished = {t.number for t in history.all_trials if t.state.is_finished()}
-        used = {p.trial.number: p.params for p in history.pending}
-        me = history.current.number
-        for t in study._get_trials(deepcopy=False, use_cache=False):
-            if t.number == me or t.number in finished or t.state == TrialState.FAIL:
-                continue
-            found = pending_point(t, space.search_space)
-            if found is None:
-                continue
-            params, their_stamp = found
-            if used.get(t.number) == params or (their_stamp, t.number) > (stamp, me):
-                continue
-            if near_any(space.encode(params)[None, :], x[None, :])[0]:
-                return True
-        return False
 
     def sample_independent(
         self,
@@ -438,7 +396,7 @@ class GPBanditSampler(BaseSampler, abc.ABC):
     def before_trial(self, study: Study, trial: FrozenTrial) -> None:
         self._independent_sampler.before_trial(study, trial)
         if self._change_detection is not None:
-            with _blas_controller().limit(limits=1, user_api="blas"):
+            with single_threaded_blas():
                 role = self._role(study, trial)
             study._storage.set_trial_system_attr(trial._trial_id, ROLE_KEY, role)
 
@@ -460,7 +418,7 @@ class GPBanditSampler(BaseSampler, abc.ABC):
         search_space = self.infer_relative_search_space(study, trials[0]) if trials else {}
         if self._change_detection is None or not search_space:
             return None, trials
-        with _blas_controller().limit(limits=1, user_api="blas"):
+        with single_threaded_blas():
             return self._change_detection.segment(study, EncodedSpace(search_space), trials), trials
 
     def change_points(self, study: Study) -> list[int]:
@@ -512,6 +470,14 @@ class GPBanditSampler(BaseSampler, abc.ABC):
         """Return the encoded next point and a record of the step (e.g. the beta used)."""
 
     # ---------------------------------------------------------------- helpers
+    @staticmethod
+    def _repeat_limit(model: FittedModel) -> int:
+        """Evaluations after which a point is not asked again [design choice]: 1 when the fitted
+        noise is below 1e-4 of the kernel scale (a repeat of a deterministic objective teaches
+        nothing), else 3 (a noisy objective may merit a second and third look)."""
+        post = model.posterior
+        return 1 if post.effective_noise_var < 1e-4 * post.params.scale else 3
+
     def _startup_point(self, space: EncodedSpace, number: int) -> np.ndarray:
         return space.sobol_point(number, self._seed)
 

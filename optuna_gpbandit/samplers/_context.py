@@ -1,0 +1,49 @@
+"""What a sampler's ``_select`` sees: the fitted model and everything around it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from optuna.study import Study
+from optuna.trial import FrozenTrial
+
+from optuna_gpbandit._maximize import Exclusion
+from optuna_gpbandit._model import FittedModel
+from optuna_gpbandit._observations import Observations
+from optuna_gpbandit._space import EncodedSpace
+
+_N_WARM_STARTS = 3
+
+
+@dataclass(frozen=True)
+class SelectionContext:
+    """Everything a sampler's ``_select`` may use."""
+
+    study: Study
+    trial: FrozenTrial
+    space: EncodedSpace
+    obs: Observations
+    model: FittedModel
+    rng: np.random.Generator
+    width_bonus: float = 0.0
+    noise_factor: float = 1.0
+    delta_factor: float = 1.0
+    # Points never chosen again while anything else is left: those of trials still pending
+    # and of failed / pruned trials, and the failing region around them.
+    pending_X: "np.ndarray | Exclusion | None" = None
+
+    @property
+    def t(self) -> int:
+        """Index of the round being chosen (points in the design, pending ones included, + 1)."""
+        return self.obs.n_all + 1
+
+    def best_observed(self, k: int) -> np.ndarray:
+        """The ``k`` best observed points, best first (real observations only)."""
+        seen = self.obs.fit_rows
+        X, y = self.obs.X[seen], self.obs.y[seen]
+        return X[np.argsort(-y, kind="stable")[:k]]
+
+    def warm_starts(self) -> np.ndarray:
+        """The best observed points (candidates for the maximiser)."""
+        return self.best_observed(_N_WARM_STARTS)
