@@ -30,3 +30,16 @@ class TestGPTS(_Suites):
     @pytest.fixture
     def sampler(self):
         return lambda: GPTSSampler(n_startup_trials=1, n_candidates=256)
+
+
+# n_startup_trials=0 (GPSampler and TPE accept it): the GP from the first completed trial on.
+class TestGPUCBNoStartup(_Suites):
+    @pytest.fixture
+    def sampler(self):
+        return lambda: GPUCBSampler(n_startup_trials=0, n_candidates=256)
+
+
+class TestGPTSNoStartup(_Suites):
+    @pytest.fixture
+    def sampler(self):
+        return lambda: GPTSSampler(n_startup_trials=0, n_candidates=256)

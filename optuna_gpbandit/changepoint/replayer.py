@@ -258,6 +258,16 @@ class Replayer:
         self.n_full = 0  # diagnostics: full replays
         self.n_incremental = 0  # diagnostics: incremental extensions
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle / deepcopy without the lock (a new one is made on load)."""
+        state = self.__dict__.copy()
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
     def replay(self, records: Sequence[TrialRecord], key: Hashable = None) -> Segment:
         """Same result as ``replay(records, settings, domain)``."""
         recs = _sorted_records(records)

@@ -80,6 +80,16 @@ class ChangeDetection:
         self._known: dict[Hashable, tuple[int, ...]] = {}
         self._lock = threading.Lock()
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle / deepcopy without the lock (a new one is made on load)."""
+        state = self.__dict__.copy()
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
     def __repr__(self) -> str:
         return f"ChangeDetection(xi={self.xi:.4g}, settings={self.settings!r})"
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
+from optuna_gpbandit._arguments import check_number
 from optuna_gpbandit._model import FittedModel, fit_model
 from optuna_gpbandit._observations import Observations
 from optuna_gpbandit._space import EncodedSpace
@@ -43,6 +44,8 @@ class KernelizedBanditSampler(GPBanditSampler):
             raise ValueError(f"horizon must be a positive integer, got {horizon!r}.")
         if isinstance(gamma, str) and gamma not in ("data", "theory"):
             raise ValueError(f"gamma must be 'data', 'theory', a number or a callable; got {gamma!r}.")
+        if not isinstance(gamma, str) and not callable(gamma):
+            gamma = check_number("gamma", gamma)
         self._lam = self._resolve_lambda(lam, horizon or _DEFAULT_HORIZON)
         if self._lam is not None and self._gp_config.noise_var is not None:
             raise ValueError("Pass either lam or noise_var, not both.")

@@ -1,0 +1,149 @@
+"""Nasty inputs and side effects (issue 14): extreme magnitudes, early argument errors, corrupt
+stored state, the BLAS pool after threads, pickling."""
+
+import copy
+import logging
+import math
+import pickle
+
+import numpy as np
+import optuna
+import pytest
+from threadpoolctl import threadpool_info
+
+from optuna_gpbandit import (
+    ChangeDetection,
+    ConstrainedGPUCBSampler,
+    GPTSSampler,
+    GPUCBCPDSampler,
+    GPUCBSampler,
+    IGPUCBSampler,
+)
+from optuna_gpbandit._observations import standardization
+
+PUBLIC = [GPUCBSampler, IGPUCBSampler, GPTSSampler, GPUCBCPDSampler, ConstrainedGPUCBSampler]
+
+
+def _branin(trial):
+    x = trial.suggest_float("x", -5.0, 10.0)
+    y = trial.suggest_float("y", 0.0, 15.0)
+    b, c = 5.1 / (4 * math.pi**2), 5 / math.pi
+    return (y - b * x**2 + c * x - 6) ** 2 + 10 * (1 - 1 / (8 * math.pi)) * math.cos(x) + 10
+
+
+# ----------------------------------------------------------------------- magnitudes
+def test_standardization_does_not_overflow_near_the_float_limit():
+    y = np.array([1.7e308, -1.7e308, 0.0, 1e308])
+    shift, scale = standardization(y)
+    assert math.isfinite(shift) and math.isfinite(scale) and scale > 1e307
+    # the same standardised values as the data divided by 1e300
+    s2, c2 = standardization(y / 1e300)
+    assert shift / 1e300 == pytest.approx(s2) and scale / 1e300 == pytest.approx(c2)
+
+
+@pytest.mark.parametrize("factor", [1e200, -1e200])
+def test_an_objective_times_1e200_is_optimised_as_well_as_the_unscaled_one(factor):
+    best = {}
+    for f in (1.0, factor):
+        direction = "minimize" if f > 0 else "maximize"
+        study = optuna.create_study(direction=direction, sampler=GPUCBSampler(seed=0))
+        study.optimize(lambda t: f * _branin(t), n_trials=30)
+        best[f] = abs(study.best_value / f)
+    assert best[factor] == pytest.approx(best[1.0], rel=1e-3)
+    assert best[1.0] < 0.5  # minimum 0.398: the unscaled run does find it
+
+
+def test_values_at_the_float_limit_do_not_raise():
+    study = optuna.create_study(sampler=GPUCBSampler(seed=0, n_startup_trials=3))
+    study.optimize(lambda t: 1.7e308 * (t.suggest_float("x", -1, 1) ** 2 - 0.5), n_trials=12)
+    assert all(t.state == optuna.trial.TrialState.COMPLETE for t in study.trials)
+    assert abs(study.best_params["x"]) < 0.2
+
+
+# ----------------------------------------------------------------------- arguments
+@pytest.mark.parametrize(
+    "cls, kwargs, name",
+    [
+        (GPUCBSampler, {"refit_growth": math.inf}, "refit_growth"),
+        (GPUCBSampler, {"lengthscale": math.nan}, "lengthscale"),
+        (GPUCBSampler, {"lengthscale": math.inf}, "lengthscale"),
+        (GPUCBSampler, {"lengthscale": [0.2, -1.0]}, "lengthscale"),
+        (GPUCBSampler, {"seed": 1.5}, "seed"),
+        (GPUCBSampler, {"seed": -1}, "seed"),
+        (GPUCBSampler, {"noise_var": -1.0}, "noise_var"),
+        (GPUCBSampler, {"n_startup_trials": -1}, "n_startup_trials"),
+        (GPUCBSampler, {"failures": "drop"}, "failures"),
+        (GPUCBSampler, {"standardize": "yes"}, "standardize"),
+        (GPUCBSampler, {"independent_sampler": "random"}, "independent_sampler"),
+        (GPTSSampler, {"gamma": math.nan}, "gamma"),
+        (IGPUCBSampler, {"max_fit_points": 1}, "max_fit_points"),
+    ],
+)
+def test_bad_arguments_fail_in_the_constructor_naming_them(cls, kwargs, name):
+    with pytest.raises(ValueError, match=name):
+        cls(**kwargs)
+
+
+def test_zero_startup_trials_is_accepted():
+    study = optuna.create_study(sampler=GPUCBSampler(seed=0, n_startup_trials=0))
+    study.optimize(_branin, n_trials=8)
+    # the GP from the second trial on (the first one defines the search space)
+    assert sum("gpbandit:state:0" in t.system_attrs for t in study.trials) == 7
+
+
+def test_a_lengthscale_list_of_the_wrong_length_says_so():
+    study = optuna.create_study(sampler=GPUCBSampler(seed=0, lengthscale=[0.1, 0.2, 0.3]))
+    with pytest.raises(ValueError, match="lengthscale has 3 values but the search space has 2"):
+        study.optimize(_branin, n_trials=8)
+
+
+def test_a_corrupt_stored_state_is_ignored_with_a_warning(caplog):
+    import json
+
+    from optuna_gpbandit._storage import read_trial_json
+
+    study = optuna.create_study(sampler=GPUCBSampler(seed=0))
+    study.optimize(_branin, n_trials=7)
+    copy_ = optuna.create_study(sampler=GPUCBSampler(seed=0))
+    for t in study.trials:
+        state = read_trial_json(t, "state")
+        if state is not None:
+            state["n_fit"] = "abc"
+            attrs = {k: v for k, v in t.system_attrs.items() if not k.startswith("gpbandit:state")}
+            attrs["gpbandit:state:0"] = json.dumps(state)
+            t = optuna.trial.create_trial(params=t.params, distributions=t.distributions,
+                                          value=t.value, system_attrs=attrs)
+        copy_.add_trial(t)
+    with caplog.at_level(logging.WARNING, logger="optuna_gpbandit"):
+        copy_.optimize(_branin, n_trials=1)
+    assert any("corrupt stored GP state" in r.getMessage() for r in caplog.records)
+    assert copy_.trials[-1].state == optuna.trial.TrialState.COMPLETE
+
+
+# ----------------------------------------------------------------------- side effects
+def _blas_threads():
+    return sorted((i["internal_api"], i["num_threads"]) for i in threadpool_info()
+                  if i["user_api"] == "blas")
+
+
+def test_the_blas_pool_is_left_as_it_was_after_threads():
+    before = _blas_threads()
+    if not before or all(n == 1 for _, n in before):
+        pytest.skip("a single-threaded BLAS: nothing to restore")
+    study = optuna.create_study(sampler=GPUCBSampler(seed=0, n_startup_trials=2))
+    study.optimize(_branin, n_trials=24, n_jobs=4)
+    assert _blas_threads() == before
+
+
+@pytest.mark.parametrize("cls", PUBLIC + ["cd"])
+def test_every_sampler_survives_pickle_and_deepcopy_after_use(cls):
+    sampler = GPUCBSampler(seed=0, change_detection=ChangeDetection()) if cls == "cd" else cls(
+        seed=0)
+    study = optuna.create_study(sampler=sampler)
+    study.optimize(_branin, n_trials=8)
+    for clone in (pickle.loads(pickle.dumps(sampler)), copy.deepcopy(sampler)):
+        other = optuna.create_study(sampler=clone)
+        for t in study.trials:
+            other.add_trial(t)
+        other.optimize(_branin, n_trials=1)
+        assert other.trials[-1].state == optuna.trial.TrialState.COMPLETE
