@@ -127,12 +127,16 @@ def _blas_threads():
 
 
 def test_the_blas_pool_is_left_as_it_was_after_threads():
-    before = _blas_threads()
-    if not before or all(n == 1 for _, n in before):
-        pytest.skip("a single-threaded BLAS: nothing to restore")
-    study = optuna.create_study(sampler=GPUCBSampler(seed=0, n_startup_trials=2))
-    study.optimize(_branin, n_trials=24, n_jobs=4)
-    assert _blas_threads() == before
+    from threadpoolctl import threadpool_limits
+
+    if not _blas_threads():
+        pytest.skip("no BLAS library loaded")
+    with threadpool_limits(limits=2, user_api="blas"):  # the user's setting
+        before = _blas_threads()
+        assert all(n == 2 for _, n in before)
+        study = optuna.create_study(sampler=GPUCBSampler(seed=0, n_startup_trials=2))
+        study.optimize(_branin, n_trials=24, n_jobs=4)
+        assert _blas_threads() == before
 
 
 @pytest.mark.parametrize("cls", PUBLIC + ["cd"])

@@ -1,15 +1,12 @@
 """The shared sampling pipeline; concrete samplers only choose the next point.
 
-``sample_relative``: study history (completed and pending trials) -> design with censored rows
--> observations -> GP posterior -> ``_select`` (acquisition + maximiser, per sampler) -> decoded
-params. Two JSON records go to the trial's system attrs: ``gpbandit:params`` (the sampled point,
+``sample_relative``: study history (completed, pending, failed trials) -> design with censored
+and imputed rows -> observations -> GP posterior -> ``_select`` (acquisition + maximiser, per
+sampler) -> decoded params. Two JSON records go to the trial's system attrs: ``gpbandit:params`` (the sampled point,
 so other workers see it while the trial runs) and ``gpbandit:state`` (t, exploration weight,
 posterior at the chosen point, information gain, pending counts, hyperparameters).
 
-Concurrent workers can read the same history at the same moment and pick the same point. After
-storing its point, every call reads the trials again; if a trial whose point it did not use now
-holds (nearly) the same point and stored it earlier, the call chooses again with that point
-pending (at most ``MAX_ROUNDS`` times, then a quasi-random point).
+Concurrent workers may pick the same point at the same moment: see ``_concurrency``.
 """
 
 from __future__ import annotations
@@ -24,35 +21,32 @@ from optuna.distributions import BaseDistribution
 from optuna.logging import get_logger
 from optuna.samplers import BaseSampler
 from optuna.samplers._base import _process_constraints_after_trial
-from optuna.study import Study, StudyDirection
 from optuna.exceptions import UpdateFinishedTrialError
+from optuna.study import Study
 from optuna.trial import FrozenTrial, TrialState
 
 from optuna_gpbandit import _failures, _randomness
+from optuna_gpbandit._arguments import check_bool, check_int, check_seed
 from optuna_gpbandit._censoring import Censoring, build_design, record_finish, resolve_pending
 from optuna_gpbandit._history import History, collect_history, write_sampled_params
 from optuna_gpbandit._maximize import Exclusion, repeated_points
 from optuna_gpbandit._model import STATE_KEY, FittedModel, GPConfig, fit_model, latest_state
-from optuna_gpbandit._observations import (
-    Observations,
-    build_observations,
-    limit_rows,
-    oriented_values,
-)
+from optuna_gpbandit._observations import (Observations, build_observations, limit_rows,
+                                          oriented_values)
 from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit._storage import write_trial_json
-from optuna_gpbandit.changepoint import ROLE_KEY, ChangeDetection, Segment
-from optuna_gpbandit.constraints import DIAGNOSTICS_KEY, LongTermConstraints
 from optuna_gpbandit._threads import single_threaded_blas
+from optuna_gpbandit.changepoint import ChangeDetection
+from optuna_gpbandit.constraints import DIAGNOSTICS_KEY, LongTermConstraints
 from optuna_gpbandit.gp.posterior import NumericalError
-from optuna_gpbandit._arguments import check_bool, check_int, check_seed
 from optuna_gpbandit.samplers._concurrency import MAX_ROUNDS, taken_meanwhile
-from optuna_gpbandit.samplers._context import SelectionContext
+from optuna_gpbandit.samplers._context import SelectionContext, repeat_limit
+from optuna_gpbandit.samplers._segments import SegmentsMixin
 
 _logger = get_logger(__name__)
 
 
-class GPBanditSampler(BaseSampler, abc.ABC):
+class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
     """Base class of the GP bandit samplers (not used directly).
 
     Parameters
@@ -273,21 +267,9 @@ class GPBanditSampler(BaseSampler, abc.ABC):
         targets, extra = None, {}
         start = 0
         if self._change_detection is not None:
-            role = study._storage.get_trial_system_attrs(trial._trial_id).get(ROLE_KEY)
-            if role == "uniform":
-                rng = _randomness.trial_rng(self._seed, trial.number, _randomness.SAMPLE)
-                return space.from_uniform(rng.random((1, space.d)))[0], None
-            seg = self._change_detection.segment(study, space, history.all_trials)
-            start = seg.start
-            history = dataclasses.replace(
-                history,
-                completed=[t for t in history.completed if t.number >= start],
-                pending=[p for p in history.pending if p.trial.number >= start],
-                failed=[p for p in history.failed if p.trial.number >= start],
-            )
-            extra.update(segment_start=start, change_points=list(seg.change_points))
-            if not history.completed:  # nothing observed since the reset yet
-                return self._startup_point(space, trial.number), None
+            history, start, uniform = self._segment_history(study, trial, space, history, extra)
+            if uniform is not None:
+                return uniform, None
         if not history.completed or (len(history.completed) < self._n_startup_trials
                                      and start == 0):
             return self._startup_point(space, trial.number), None
@@ -348,27 +330,12 @@ class GPBanditSampler(BaseSampler, abc.ABC):
         pending_X = Exclusion(np.vstack([
             obs.X[~obs.observed & np.isin(obs.numbers, pending)],
             space.encode_many([r.params for r in failed]),
-            repeated_points(obs.X[obs.fit_rows], self._repeat_limit(model)),
+            repeated_points(obs.X[obs.fit_rows], repeat_limit(model)),
         ]), _failures.failing_region(obs, model.posterior.params, space.is_categorical))
         ctx = SelectionContext(study, trial, space, obs, model, rng, bonus, noise_factor,
                                delta_factor, pending_X)
         x, record = self._select(ctx)
-        mu, var = model.posterior.mean_var(x[None, :])
-        noise = model.posterior.effective_noise_var
-        mu_value, sd_value = obs.to_objective(float(mu[0]), float(np.sqrt(var[0])))
-        record.update(
-            t=ctx.t,
-            mu=mu_value,
-            sigma=sd_value,
-            info_gain=model.posterior.information_gain(),
-            info_gain_inc=float(0.5 * np.log1p(var[0] / noise)),
-            refitted=model.refitted,
-            n_observed=obs.n_observed_all,
-            n_censored=obs.n - obs.n_observed,
-            n_posterior=obs.n,
-            width_bonus=bonus,
-        )
-        record.update(model.state(space))
+        record.update(ctx.step_record(x))
         record.update(extra)
         return x, record
 
@@ -392,58 +359,6 @@ class GPBanditSampler(BaseSampler, abc.ABC):
         return self._independent_sampler.sample_independent(
             study, trial, param_name, param_distribution
         )
-
-    def before_trial(self, study: Study, trial: FrozenTrial) -> None:
-        self._independent_sampler.before_trial(study, trial)
-        if self._change_detection is not None:
-            with single_threaded_blas():
-                role = self._role(study, trial)
-            study._storage.set_trial_system_attr(trial._trial_id, ROLE_KEY, role)
-
-    def _role(self, study: Study, trial: FrozenTrial) -> str:
-        """Uniform exploration or model trial, by the change-detection schedule."""
-        if "fixed_params" in trial.system_attrs:  # enqueued: never counted as uniform
-            return "external"
-        cd = self._change_detection
-        trials = study._get_trials(deepcopy=False, use_cache=False)
-        search_space = self.infer_relative_search_space(study, trial)
-        if search_space:
-            seg = cd.segment(study, EncodedSpace(search_space), trials)
-        else:
-            seg = Segment(0, (), (), ())
-        return "uniform" if cd.is_exploration_turn(seg, trials, trial.number) else "model"
-
-    def _current_segment(self, study: Study) -> tuple[Segment | None, list[FrozenTrial]]:
-        trials = study._get_trials(deepcopy=False, use_cache=False)
-        search_space = self.infer_relative_search_space(study, trials[0]) if trials else {}
-        if self._change_detection is None or not search_space:
-            return None, trials
-        with single_threaded_blas():
-            return self._change_detection.segment(study, EncodedSpace(search_space), trials), trials
-
-    def change_points(self, study: Study) -> list[int]:
-        """Trial numbers at which a change was detected (empty without ``change_detection``).
-
-        The model sees only trials after the last one.
-        """
-        seg, _ = self._current_segment(study)
-        return [] if seg is None else list(seg.change_points)
-
-    def current_best_trial(self, study: Study) -> FrozenTrial | None:
-        """The best COMPLETE trial since the last detected change (``None`` if none yet).
-
-        ``study.best_trial`` keeps a value observed before a change, under the old objective;
-        with ``change_detection`` use this instead. Without it, this is the best trial of the
-        study.
-        """
-        self._check_single_objective(study)
-        seg, trials = self._current_segment(study)
-        start = 0 if seg is None else seg.start
-        done = [t for t in trials if t.state == TrialState.COMPLETE and t.number >= start]
-        if not done:
-            return None
-        sign = -1.0 if study.direction == StudyDirection.MINIMIZE else 1.0
-        return max(done, key=lambda t: (sign * t.value, -t.number))
 
     def after_trial(
         self,
@@ -470,14 +385,6 @@ class GPBanditSampler(BaseSampler, abc.ABC):
         """Return the encoded next point and a record of the step (e.g. the beta used)."""
 
     # ---------------------------------------------------------------- helpers
-    @staticmethod
-    def _repeat_limit(model: FittedModel) -> int:
-        """Evaluations after which a point is not asked again [design choice]: 1 when the fitted
-        noise is below 1e-4 of the kernel scale (a repeat of a deterministic objective teaches
-        nothing), else 3 (a noisy objective may merit a second and third look)."""
-        post = model.posterior
-        return 1 if post.effective_noise_var < 1e-4 * post.params.scale else 3
-
     def _startup_point(self, space: EncodedSpace, number: int) -> np.ndarray:
         return space.sobol_point(number, self._seed)
 

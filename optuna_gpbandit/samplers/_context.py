@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from optuna.study import Study
@@ -47,3 +48,30 @@ class SelectionContext:
     def warm_starts(self) -> np.ndarray:
         """The best observed points (candidates for the maximiser)."""
         return self.best_observed(_N_WARM_STARTS)
+
+    def step_record(self, x: np.ndarray) -> dict[str, Any]:
+        """The shared part of the ``gpbandit:state`` record of choosing ``x``."""
+        obs, post = self.obs, self.model.posterior
+        mu, var = post.mean_var(x[None, :])
+        mu_value, sd_value = obs.to_objective(float(mu[0]), float(np.sqrt(var[0])))
+        return dict(
+            t=self.t,
+            mu=mu_value,
+            sigma=sd_value,
+            info_gain=post.information_gain(),
+            info_gain_inc=float(0.5 * np.log1p(var[0] / post.effective_noise_var)),
+            refitted=self.model.refitted,
+            n_observed=obs.n_observed_all,
+            n_censored=obs.n - obs.n_observed,
+            n_posterior=obs.n,
+            width_bonus=self.width_bonus,
+            **self.model.state(self.space),
+        )
+
+
+def repeat_limit(model: FittedModel) -> int:
+    """Evaluations after which a point is not asked again [design choice]: 1 when the fitted
+    noise is below 1e-4 of the kernel scale (a repeat of a deterministic objective teaches
+    nothing), else 3 (a noisy objective may merit a second and third look)."""
+    post = model.posterior
+    return 1 if post.effective_noise_var < 1e-4 * post.params.scale else 3
