@@ -55,7 +55,9 @@ class GPUCBSampler(GPBanditSampler):
         Common options of :class:`~optuna_gpbandit.samplers._base.GPBanditSampler`: ``seed``,
         ``n_startup_trials``, ``independent_sampler``, ``kernel``, ``lengthscale``,
         ``kernel_scale``, ``noise_var``, ``standardize``, ``n_candidates``, ``n_local_search``,
-        ``refit_growth``, ``max_fit_points``, ``warn_independent_sampling``.
+        ``refit_growth``, ``max_fit_points``, ``max_posterior_points``,
+        ``warn_independent_sampling``, ``pending``, ``constraints``, ``constraints_func``,
+        ``change_detection``, ``failures``.
     """
 
     def __init__(
