@@ -38,7 +38,7 @@ from collections import Counter  # noqa: E402
 import numpy as np  # noqa: E402
 import optuna  # noqa: E402
 
-from benchmarks.problems import PROBLEMS  # noqa: E402
+from benchmarks.problems import PROBLEMS, Diverged, lrwd_objective  # noqa: E402
 from optuna_gpbandit import (  # noqa: E402
     ConstrainedGPUCBSampler,
     GPTSSampler,
@@ -70,25 +70,6 @@ def methods(with_ignore: bool = True) -> dict:
         print("torch not installed: GPSampler left out", file=sys.stderr)
     out["TPE"] = lambda s: optuna.samplers.TPESampler(seed=s)
     return out
-
-
-class Diverged(RuntimeError):
-    pass
-
-
-def lrwd_objective(failure: str):
-    def objective(trial: optuna.Trial) -> float:
-        lr = trial.suggest_float("lr", 1e-5, 1.0, log=True)
-        wd = trial.suggest_float("wd", 0.0, 0.1)
-        if lr > 0.1:
-            if failure == "prune":
-                raise optuna.TrialPruned()
-            if failure == "raise":
-                raise Diverged("loss diverged")
-            return float("nan")
-        return 0.1 * (math.log10(lr) + 1.0) ** 2 + 10.0 * (wd - 0.03) ** 2 + 0.1
-
-    return objective
 
 
 def run_lrwd(make, seed: int, failure: str, n_trials: int) -> dict:

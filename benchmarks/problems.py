@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Callable
 
@@ -60,3 +61,28 @@ PROBLEMS = {
         Problem("ackley5", 5, _ackley, 0.0),
     ]
 }
+
+
+class Diverged(RuntimeError):
+    """A "training run" that failed (caught by ``study.optimize(catch=(Diverged,))``)."""
+
+
+def lrwd_objective(failure: str = "nan") -> Callable:
+    """Tune ``lr`` (log, 1e-5..1) and ``wd`` (0..0.1): the loss ``0.1 (log10 lr + 1)^2 +
+    10 (wd - 0.03)^2 + 0.1`` improves as ``lr`` grows towards 0.1, and training diverges beyond
+    it: a NaN loss (``"nan"``), ``optuna.TrialPruned`` (``"prune"``) or :class:`Diverged`
+    (``"raise"``). Minimum 0.1 at lr = 0.1, wd = 0.03, on the edge of the failing region."""
+    import optuna
+
+    def objective(trial: "optuna.Trial") -> float:
+        lr = trial.suggest_float("lr", 1e-5, 1.0, log=True)
+        wd = trial.suggest_float("wd", 0.0, 0.1)
+        if lr > 0.1:
+            if failure == "prune":
+                raise optuna.TrialPruned()
+            if failure == "raise":
+                raise Diverged("loss diverged")
+            return float("nan")
+        return 0.1 * (math.log10(lr) + 1.0) ** 2 + 10.0 * (wd - 0.03) ** 2 + 0.1
+
+    return objective

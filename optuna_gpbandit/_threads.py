@@ -45,3 +45,16 @@ def single_threaded_blas() -> Iterator[None]:
             if _depth == 0:
                 _limiter.restore_original_limits()
                 _limiter = None
+
+
+class PicklableLock:
+    """Mixin: pickle / deepcopy an object without its ``_lock`` (a new one is made on load)."""
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()

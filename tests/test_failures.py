@@ -17,6 +17,7 @@ from optuna_gpbandit import (
     GPUCBSampler,
     IGPUCBSampler,
 )
+from benchmarks.problems import Diverged, lrwd_objective
 from optuna_gpbandit import _failures
 from optuna_gpbandit._history import collect_history
 from optuna_gpbandit._observations import build_observations
@@ -24,27 +25,6 @@ from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit.gp.posterior import GPParams
 
 PUBLIC = [GPUCBSampler, IGPUCBSampler, GPTSSampler, GPUCBCPDSampler, ConstrainedGPUCBSampler]
-
-
-class Diverged(RuntimeError):
-    pass
-
-
-def lrwd(failure):
-    """The loss improves as lr grows towards 0.1; beyond it training diverges."""
-
-    def objective(trial):
-        lr = trial.suggest_float("lr", 1e-5, 1.0, log=True)
-        wd = trial.suggest_float("wd", 0.0, 0.1)
-        if lr > 0.1:
-            if failure == "prune":
-                raise optuna.TrialPruned()
-            if failure == "raise":
-                raise Diverged("diverged")
-            return float("nan")
-        return 0.1 * (math.log10(lr) + 1.0) ** 2 + 10.0 * (wd - 0.03) ** 2 + 0.1
-
-    return objective
 
 
 def _most_asks(trials):
@@ -60,7 +40,7 @@ def _most_asks(trials):
 )
 def test_a_failing_region_does_not_trap_the_sampler(cls, failure):
     study = optuna.create_study(sampler=cls(seed=0))
-    study.optimize(lrwd(failure), n_trials=60, catch=(Diverged,))
+    study.optimize(lrwd_objective(failure), n_trials=60, catch=(Diverged,))
     failed = sum(t.state != TrialState.COMPLETE for t in study.trials[10:60])
     # Measured (benchmarks/bench_failures.py, seeds 0-2): 4-13 of 50; with failures="ignore"
     # 50 of 50 (the former behaviour: the same point over and over).
@@ -72,7 +52,7 @@ def test_a_failing_region_does_not_trap_the_sampler(cls, failure):
 def test_ignore_mode_drops_failures_but_never_repeats_a_failed_point(caplog):
     study = optuna.create_study(sampler=GPUCBSampler(seed=0, failures="ignore"))
     with caplog.at_level(logging.INFO, logger="optuna_gpbandit"):
-        study.optimize(lrwd("nan"), n_trials=30)
+        study.optimize(lrwd_objective("nan"), n_trials=30)
     failed = [t for t in study.trials if t.state == TrialState.FAIL]
     assert len(failed) >= 15  # the model does not learn (the documented old behaviour) ...
     assert _most_asks(failed) == 1  # ... but no failed point is asked again

@@ -14,6 +14,7 @@ from optuna_gpbandit.changepoint._checks import _check_int
 from optuna_gpbandit.changepoint.detector import Detection, normalisation, scan
 from optuna_gpbandit.changepoint.settings import CPDSettings
 from optuna_gpbandit.changepoint.statistic import Domain, _unit_domain
+from optuna_gpbandit._threads import PicklableLock
 
 
 @dataclass(frozen=True, eq=False)
@@ -230,7 +231,7 @@ def replay(
     return state.segment()
 
 
-class Replayer:
+class Replayer(PicklableLock):
     """:func:`replay` with a cache that extends the last replay incrementally.
 
     When the records of a call (sorted by number) begin with exactly the records processed
@@ -257,16 +258,6 @@ class Replayer:
         self._lock = threading.Lock()
         self.n_full = 0  # diagnostics: full replays
         self.n_incremental = 0  # diagnostics: incremental extensions
-
-    def __getstate__(self) -> dict[str, Any]:
-        """Pickle / deepcopy without the lock (a new one is made on load)."""
-        state = self.__dict__.copy()
-        del state["_lock"]
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._lock = threading.Lock()
 
     def replay(self, records: Sequence[TrialRecord], key: Hashable = None) -> Segment:
         """Same result as ``replay(records, settings, domain)``."""

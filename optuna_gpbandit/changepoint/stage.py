@@ -15,6 +15,7 @@ from optuna_gpbandit.changepoint.replayer import Replayer, Segment, TrialRecord
 from optuna_gpbandit.changepoint.schedule import SQRT3, is_uniform_turn
 from optuna_gpbandit.changepoint.settings import CPDSettings
 from optuna_gpbandit.changepoint.statistic import Domain
+from optuna_gpbandit._threads import PicklableLock
 
 ROLE_KEY = "gpbandit:role"
 """Trial system attr: ``"uniform"`` (exploration), ``"model"`` or ``"external"`` (enqueued)."""
@@ -24,7 +25,7 @@ CHANGE_POINTS_KEY = "gpbandit:change_points"
 _logger = get_logger(__name__)
 
 
-class ChangeDetection:
+class ChangeDetection(PicklableLock):
     """GP-UCB-CPD's history stage (Avanesov, Algorithm 2), usable by every sampler.
 
     Each trial gets a role when it starts (system attr ``gpbandit:role``): a
@@ -78,16 +79,6 @@ class ChangeDetection:
         self.n_integration_points = n_integration_points
         self._replayers: dict[tuple[str, ...], Replayer] = {}
         self._known: dict[Hashable, tuple[int, ...]] = {}
-        self._lock = threading.Lock()
-
-    def __getstate__(self) -> dict[str, Any]:
-        """Pickle / deepcopy without the lock (a new one is made on load)."""
-        state = self.__dict__.copy()
-        del state["_lock"]
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
