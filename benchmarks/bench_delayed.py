@@ -16,11 +16,13 @@ are told; the rest are never told (they are still "running" at the horizon). Wit
 function, the delays and the noise (one value per step) are the same for every method; they come
 from generators seeded by the seed only.
 
-Methods: ``GPUCBSampler`` with ``pending="censor"`` (``Censoring(window=2 mu)``, GP-UCB-SDF),
-``"hallucinate"`` (GP-BUCB) and ``"ignore"`` (plain GP-UCB), ``GPTSSampler`` with censoring
-(GP-TS-SDF), Optuna's ``GPSampler`` (qLogEI over its RUNNING trials), ``TPESampler`` with
-``constant_liar=True`` and ``RandomSampler``; optional: GP-TS with ignore / hallucinate and
-GP-UCB-SDF with m = 2 or m = 4 mu (the paper's window ablation). Our samplers get
+Methods: ``GPUCBSampler`` with its default ``pending`` (hallucination, pending points kept
+apart), with ``Censoring(window=2 mu)`` (GP-UCB-SDF, censoring the running trials, late
+results used), with ``Censoring(window=2 mu, discard_late=True)`` (the paper's rule: results
+later than the window stay censored) and with ``"ignore"`` (plain GP-UCB); ``GPTSSampler``
+with censoring (GP-TS-SDF), Optuna's ``GPSampler`` (qLogEI over its RUNNING trials),
+``TPESampler`` with ``constant_liar=True`` and ``RandomSampler``; optional: GP-TS with ignore /
+hallucinate and GP-UCB-SDF with m = 2 or m = 4 mu (the paper's window ablation). Our samplers get
 ``n_candidates=1024``, so the 1000-point space is enumerated exactly; everything else is each
 sampler's default (``--paper-beta`` gives GP-UCB ``beta_t = 1``, the paper's setting).
 
@@ -130,7 +132,10 @@ def _ucb(pending: Callable[[float, argparse.Namespace], Any]):
         kw: dict[str, Any] = {"beta": 1.0, "beta_scale": 1.0} if args.paper_beta else {}
         if args.kernel:
             kw["kernel"] = args.kernel
-        return GPUCBSampler(seed=seed, n_candidates=1024, pending=pending(mu, args), **kw)
+        value = pending(mu, args)
+        if value is not None:  # None: the library's default
+            kw["pending"] = value
+        return GPUCBSampler(seed=seed, n_candidates=1024, **kw)
     return make
 
 
@@ -141,13 +146,16 @@ def _ts(pending: Callable[[float, argparse.Namespace], Any]):
     return make
 
 
-def _censor(m: Callable[[float], int]):
-    return lambda mu, args: Censoring(window=m(mu), pending_term=args.pending_term)
+def _censor(m: Callable[[float], int], discard_late: bool = False):
+    return lambda mu, args: Censoring(window=m(mu), pending_term=args.pending_term,
+                                      discard_late=discard_late)
 
 
 METHODS: dict[str, Method] = {
-    "ucb-censor": Method("GP-UCB-SDF (censor, m=2mu)", _ucb(_censor(window))),
-    "ucb-hallucinate": Method("GP-BUCB (hallucinate)", _ucb(lambda mu, a: "hallucinate")),
+    "ucb-default": Method("GP-UCB default (hallucinate, kept apart)", _ucb(lambda mu, a: None)),
+    "ucb-censor": Method("GP-UCB-SDF (censor running, m=2mu)", _ucb(_censor(window))),
+    "ucb-paper": Method("GP-UCB-SDF, late discarded (paper, m=2mu)",
+                        _ucb(_censor(window, discard_late=True))),
     "ucb-ignore": Method("GP-UCB (ignore)", _ucb(lambda mu, a: "ignore")),
     "ts-censor": Method("GP-TS-SDF (censor, m=2mu)", _ts(_censor(window))),
     "gpsampler": Method("Optuna GPSampler (qLogEI)",
@@ -303,7 +311,7 @@ def checks(rows: list[dict]) -> list[str]:
         sdf = by.get((mu, "ucb-censor"))
         if sdf is None:
             continue
-        for other in ("ucb-ignore", "ucb-hallucinate"):
+        for other in ("ucb-ignore", "ucb-default", "ucb-paper"):
             if (mu, other) in by:
                 a, b = sdf["simple_told"][0], by[(mu, other)]["simple_told"][0]
                 sa, sb = np.array(sdf["per_seed"]), np.array(by[(mu, other)]["per_seed"])

@@ -14,6 +14,7 @@ from optuna_gpbandit.report import (
     ConstraintReport,
     RegretReport,
     constraint_report,
+    pending_counts,
     regret_report,
     sampler_record,
 )
@@ -40,6 +41,7 @@ __all__ = [
     "IGPUCBSampler",
     "RegretReport",
     "__version__",
+    "pending_counts",
     "regret_report",
     "report",
     "sampler_record",

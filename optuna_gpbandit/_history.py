@@ -8,6 +8,8 @@
   every trial they sample (:func:`write_sampled_params`, system attr ``gpbandit:params``); a
   WAITING (enqueued) trial's point is its ``fixed_params``. Pending trials whose point is not
   known yet are only counted (``n_unresolved``);
+* dead: RUNNING trials presumed left behind by a crashed worker (:func:`dead_trial_ids`), kept
+  out of the model (their points are still not proposed again);
 * failed: FAIL and PRUNED trials, and COMPLETE trials with a non-finite value, whose point is
   known (completed like a pending trial's from the stored relative sample), for the failure
   stage (:mod:`optuna_gpbandit._failures`).
@@ -16,12 +18,14 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import math
 import time
 from dataclasses import dataclass
 from typing import Any
 
 from optuna.distributions import BaseDistribution
+from optuna.storages._heartbeat import is_heartbeat_enabled
 from optuna.study import Study
 from optuna.trial import FrozenTrial, TrialState
 
@@ -29,6 +33,11 @@ from optuna_gpbandit._storage import read_trial_json, write_trial_json
 
 PARAMS_KEY = "params"
 STAMP_KEY = "gpbandit:stamp"  # time.time() after the point was stored (a plain float attr)
+# A RUNNING trial is presumed dead after 10 x the longest finished run, and not before 5 min
+# [design choice]: a crashed worker's trial is RUNNING forever, so any finite limit retires it;
+# a generous one spares a slow healthy trial (a good configuration training long).
+STALE_FACTOR = 10.0
+STALE_MIN_SECONDS = 300.0
 
 
 @dataclass(frozen=True)
@@ -51,6 +60,7 @@ class History:
     n_unresolved: int
     all_trials: list[FrozenTrial]
     failed: list[PendingTrial] = dataclasses.field(default_factory=list)
+    dead: list[PendingTrial] = dataclasses.field(default_factory=list)
 
 
 def write_sampled_params(
@@ -112,11 +122,56 @@ def pending_point(
     return point, stamp
 
 
+def _duration(t: FrozenTrial) -> float | None:
+    if t.datetime_start is None or t.datetime_complete is None:
+        return None
+    return (t.datetime_complete - t.datetime_start).total_seconds()
+
+
+def dead_trial_ids(
+    study: Study, trials: list[FrozenTrial], current: FrozenTrial, stale_after: float | None
+) -> set[int]:
+    """Numbers of RUNNING trials presumed dead (their worker crashed).
+
+    Those running for more than ``stale_after`` seconds, by default (``None``) ``STALE_FACTOR``
+    times the longest run of a finished trial and at least ``STALE_MIN_SECONDS`` (no limit
+    before a trial with known times has finished; ``math.inf``: never), measured at the start
+    of ``current`` (workers' clocks must agree); and, with Optuna's heartbeat
+    (``RDBStorage(heartbeat_interval=...)``), those whose heartbeat is older than the grace
+    period, which ``optuna.storages.fail_stale_trials`` would fail.
+    """
+    running = [t for t in trials if t.state == TrialState.RUNNING and t.number != current.number]
+    if not running:
+        return set()
+    dead: set[int] = set()
+    storage = study._storage
+    if is_heartbeat_enabled(storage):
+        stale = set(storage._get_stale_trial_ids(study._study_id))
+        dead = {t.number for t in running if t._trial_id in stale}
+    if stale_after is None:
+        runs = [d for d in map(_duration, trials) if d is not None]
+        if not runs:
+            return dead
+        stale_after = max(STALE_FACTOR * max(runs), STALE_MIN_SECONDS)
+    now = current.datetime_start or datetime.datetime.now()
+    return dead | {
+        t.number for t in running
+        if t.datetime_start is not None
+        and (now - t.datetime_start).total_seconds() > stale_after
+    }
+
+
 def collect_history(
-    study: Study, search_space: dict[str, BaseDistribution], current: FrozenTrial
+    study: Study,
+    search_space: dict[str, BaseDistribution],
+    current: FrozenTrial,
+    stale_after: float | None = None,
 ) -> History:
-    """Split the study's trials for the relative ``search_space``."""
+    """Split the study's trials for the relative ``search_space`` (``stale_after``: see
+    :func:`dead_trial_ids`)."""
     trials = study._get_trials(deepcopy=False, use_cache=False)
+    dead_ids = dead_trial_ids(study, trials, current, stale_after)
+    dead: list[PendingTrial] = []
     names = list(search_space)
     completed: list[FrozenTrial] = []
     pending: list[PendingTrial] = []
@@ -135,7 +190,9 @@ def collect_history(
         elif t.state in (TrialState.RUNNING, TrialState.WAITING):
             found = pending_point(t, search_space)
             if found is None:
-                n_unresolved += 1
+                n_unresolved += t.number not in dead_ids
+            elif t.number in dead_ids:
+                dead.append(PendingTrial(t, found[0], found[1]))
             else:
                 pending.append(PendingTrial(t, found[0], found[1]))
-    return History(current, completed, pending, n_unresolved, trials, failed)
+    return History(current, completed, pending, n_unresolved, trials, failed, dead)

@@ -144,26 +144,38 @@ def maximize_acquisition(
 
 
 class Exclusion:
-    """Points to keep away from (``tol``, as :func:`near_any`) plus a region to avoid.
+    """Points to keep away from: ``points`` by ``tol`` (as :func:`near_any`), ``apart`` by
+    ``radius`` (at least ``tol``), and a region to avoid.
 
     Parameters
     ----------
     points
-        Encoded points (e.g. of pending or failed trials).
+        Encoded points (e.g. of failed trials).
     region
         ``region(X) -> mask`` of rows inside a region to avoid (e.g. where trials fail), or
         ``None``.
+    apart, radius
+        Encoded points (of pending trials) and the distance (max over columns) to keep from
+        them; :meth:`relax` halves ``radius`` while it would leave nothing.
     """
 
-    def __init__(self, points: np.ndarray, region: Callable[[np.ndarray], np.ndarray] | None):
+    def __init__(self, points: np.ndarray, region: Callable[[np.ndarray], np.ndarray] | None,
+                 apart: np.ndarray | None = None, radius: float = 0.0):
         self.points, self.region = points, region
+        self.apart = points[:0] if apart is None else apart
+        self.radius = float(radius)
 
     def __len__(self) -> int:  # "anything to exclude?"
-        return len(self.points) + (self.region is not None)
+        return len(self.points) + len(self.apart) + (self.region is not None)
 
     def mask(self, X: np.ndarray, tol: float) -> np.ndarray:
-        near = near_any(X, self.points, tol)
+        near = near_any(X, self.points, tol) | near_any(X, self.apart, max(tol, self.radius))
         return near if self.region is None else near | self.region(X)
+
+    def relax(self, X: np.ndarray, tol: float) -> None:
+        """Halve ``radius`` (down to ``tol``) while it leaves none of the rows of ``X``."""
+        while self.radius > tol and len(self.apart) and self.mask(X, tol).all():
+            self.radius /= 2.0
 
 
 def near_any(
@@ -184,6 +196,8 @@ def near_any(
 def allowed(X: np.ndarray, exclude: np.ndarray | None, tol: float = SAME_POINT_TOL) -> np.ndarray:
     """Mask of the rows of ``X`` at least ``tol`` away from every ``exclude`` row; all rows if
     that would leave none."""
+    if isinstance(exclude, Exclusion):
+        exclude.relax(X, tol)
     near = near_any(X, exclude, tol)
     return ~near if near.any() and not near.all() else np.ones(X.shape[0], dtype=bool)
 

@@ -7,30 +7,52 @@ still differ because their trial numbers differ.
 
 from __future__ import annotations
 
+import functools
+import warnings
 import zlib
 from typing import Any
 
 import numpy as np
+from scipy.stats import qmc
 from optuna.distributions import BaseDistribution
 from optuna.samplers import RandomSampler
 from optuna.study import Study
 from optuna.trial import FrozenTrial
 
+from optuna_gpbandit._space import _Column
+
 # Purposes keep independent streams apart for the same trial.
 SAMPLE, FIT, INDEPENDENT, SUBSET = 3, 4, 5, 6
+QUASI_DIMS = 32  # parameters of a trial drawn from one scrambled Sobol point; later ones: random
 
 
 def trial_rng(seed: int, number: int, purpose: int) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence([seed, number, purpose]))
 
 
+@functools.lru_cache(maxsize=256)
+def sobol_unit(seed: int, number: int) -> np.ndarray:
+    """Point ``number`` of the scrambled ``QUASI_DIMS``-dimensional Sobol sequence of ``seed``."""
+    sobol = qmc.Sobol(QUASI_DIMS, scramble=True, seed=seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # not a power of 2: fine for single points
+        if number > 0:
+            sobol.fast_forward(number)
+        return sobol.random(1)[0]
+
+
 class TrialSeededRandomSampler(RandomSampler):
     """Optuna's ``RandomSampler`` whose draw for a parameter depends only on
-    ``(seed, trial number, parameter name)``.
+    ``(seed, trial number, parameter)``, quasi-random across trials.
 
     The default independent sampler: worker processes that share a seed still draw different
     first points (one ``RandomSampler(seed)`` per process would give them all the same), and a
-    resumed study draws what an uninterrupted one did.
+    resumed study draws what an uninterrupted one did. The ``j``-th parameter a trial suggests
+    takes coordinate ``j`` of the trial number's point of a scrambled Sobol sequence (up to
+    ``QUASI_DIMS`` parameters, then plain random draws), so trials asked before any has
+    completed, when no relative search space is known yet (a batch of ``study.ask()``, the
+    first trials of parallel workers), are spread like a space-filling design instead of
+    uniform draws that may nearly coincide.
     """
 
     def __init__(self, seed: int) -> None:
@@ -47,6 +69,11 @@ class TrialSeededRandomSampler(RandomSampler):
         param_name: str,
         param_distribution: BaseDistribution,
     ) -> Any:
+        j = len(trial.params)
+        if j < QUASI_DIMS and not param_distribution.single():
+            u = np.array([sobol_unit(self._base_seed, trial.number)[j]])
+            column = _Column(param_distribution)
+            return column.decode(float(column.from_uniform(u)[0]))
         name_key = zlib.crc32(param_name.encode("utf-8"))
         seed = np.random.SeedSequence([self._base_seed, trial.number, INDEPENDENT, name_key])
         one_off = RandomSampler(seed=int(seed.generate_state(1)[0]))

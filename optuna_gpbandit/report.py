@@ -78,6 +78,23 @@ def sampler_record(trial: FrozenTrial) -> dict | None:
     return read_trial_json(trial, STATE_KEY)
 
 
+def pending_counts(study: Study) -> dict[str, int] | None:
+    """How the most recently sampled trial's model saw the study's trials, or ``None``.
+
+    Keys (see :meth:`optuna_gpbandit._censoring.Design.counts`): ``observed`` (completed
+    results used), ``late`` (completed results censored: only with ``Censoring.paper()`` or
+    ``discard_late=True``), ``pending`` (running or waiting trials in the model), ``stale``
+    (running beyond the censoring window), ``dead`` (running trials presumed crashed, left
+    out), ``unresolved`` (running trials whose point is not known yet), and ``trial``, the
+    number of the trial whose record this is.
+    """
+    for trial in sorted(study.get_trials(deepcopy=False), key=lambda t: -t.number):
+        record = sampler_record(trial)
+        if record is not None and isinstance(record.get("pending"), dict):
+            return {"trial": trial.number, **record["pending"]}
+    return None
+
+
 def regret_curves(values: np.ndarray, optimum: float, maximize: bool) -> tuple[np.ndarray, ...]:
     """``(instantaneous, cumulative, average, simple)`` regret of a sequence of values."""
     values = np.asarray(values, dtype=float)

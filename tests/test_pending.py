@@ -12,7 +12,7 @@ from optuna.trial import FrozenTrial, TrialState
 
 from optuna_gpbandit import Censoring, GPTSSampler, GPUCBSampler, IGPUCBSampler
 from optuna_gpbandit import _history
-from optuna_gpbandit._censoring import FINISH_KEY, build_design, trial_delay
+from optuna_gpbandit._censoring import FINISH_KEY, PENDING_SPREAD, build_design, trial_delay
 from optuna_gpbandit._history import collect_history
 from optuna_gpbandit._observations import build_observations
 from optuna_gpbandit._space import EncodedSpace
@@ -89,14 +89,17 @@ def test_design_rows_follow_the_label_table():
     ]
     current = _frozen(10, TrialState.RUNNING, {})
     history = _history_of(trials, current)
-    design = build_design(history, "censor", Censoring(window=3))
+    design = build_design(history, "censor", Censoring(window=3, discard_late=True))
     assert [t.number for t in design.observed] == [0]
     assert [(r.number, r.status, r.in_window) for r in design.rows] == [
         (1, "late", False), (2, "stale", False), (7, "pending", True), (9, "pending", True),
     ]
-    kept = build_design(history, "censor", Censoring(window=3, discard_late=False))
+    kept = build_design(history, "censor", Censoring(window=3))  # default: late results used
     assert [t.number for t in kept.observed] == [0, 1]
-    window = build_design(history, "censor", Censoring(window=3, pending_term="window"))
+    assert kept.counts() == {"observed": 2, "late": 0, "pending": 2, "stale": 1, "dead": 0,
+                             "unresolved": 0}
+    assert design.counts()["late"] == 1
+    window = build_design(history, "censor", Censoring.paper(window=3))
     assert [r.in_window for r in window.rows] == [False, False, True, True]
     none = build_design(history, "censor", Censoring(window=3, pending_term="none"))
     assert not any(r.in_window for r in none.rows)
@@ -130,7 +133,8 @@ def test_seconds_mode_uses_durations_and_ages():
     ]
     current = _frozen(4, TrialState.RUNNING, {}, start=t0 + 30 * s)
     design = build_design(
-        _history_of(trials, current), "censor", Censoring(window=10, window_unit="seconds")
+        _history_of(trials, current), "censor",
+        Censoring(window=10, window_unit="seconds", discard_late=True),
     )
     assert [t.number for t in design.observed] == [0]
     assert [(r.number, r.status, r.in_window) for r in design.rows] == [
@@ -140,7 +144,9 @@ def test_seconds_mode_uses_durations_and_ages():
 
 # ------------------------------------------------------------------ delays (spec 8.10, 8.11)
 def test_sequential_runs_have_delay_zero():
-    study = optuna.create_study(sampler=GPUCBSampler(seed=0, n_candidates=64))
+    study = optuna.create_study(
+        sampler=GPUCBSampler(seed=0, n_candidates=64, pending=Censoring.paper())
+    )
     study.optimize(lambda t: _f(*_suggest(t)), n_trials=8)
     trials = study.get_trials()
     assert all(read_trial_json(t, FINISH_KEY) == t.number + 1 for t in trials)
@@ -149,7 +155,7 @@ def test_sequential_runs_have_delay_zero():
 
 def test_ask_k_then_tell_in_order_gives_first_delay_k_minus_1_and_batch_is_never_late():
     k = 4
-    study = optuna.create_study(sampler=GPUCBSampler(seed=0, pending=Censoring(window=k - 1)))
+    study = optuna.create_study(sampler=GPUCBSampler(seed=0, pending=Censoring.paper(k - 1)))
     for _ in range(3):
         trials, P = _ask_many(study, k)
         for t, (x, y) in zip(trials, P):
@@ -158,10 +164,12 @@ def test_ask_k_then_tell_in_order_gives_first_delay_k_minus_1_and_batch_is_never
     assert [trial_delay(t, frozen, "trials") for t in frozen[:k]] == [3.0, 2.0, 1.0, 0.0]
     current = study.ask()
     history = collect_history(study, SPACE, study.get_trials()[-1])
-    design = build_design(history, "censor", Censoring(window=k - 1))
+    design = build_design(history, "censor", Censoring.paper(k - 1))
     assert len(design.observed) == 3 * k and design.rows == []
-    late = build_design(history, "censor", Censoring(window=k - 2))
+    late = build_design(history, "censor", Censoring.paper(k - 2))
     assert sum(r.status == "late" for r in late.rows) == 3
+    kept = build_design(history, "censor", Censoring(window=k - 2))  # the default keeps them
+    assert len(kept.observed) == 3 * k and kept.rows == []
     study.tell(current, 0.0)
 
 
@@ -261,7 +269,10 @@ def test_without_pending_trials_censoring_equals_the_plain_sampler(sampler_cls):
 
 @pytest.mark.parametrize("sampler_cls", ALL_SAMPLERS)
 def test_asks_without_tells_give_distinct_points_unless_ignored(sampler_cls):
-    censored = _study(sampler_cls(seed=0), n_told=12)
+    default = _study(sampler_cls(seed=0), n_told=12)  # hallucinate, points kept apart
+    _, P = _ask_many(default, 5)
+    assert _min_pair_distance(P) >= PENDING_SPREAD
+    censored = _study(sampler_cls(seed=0, pending="censor"), n_told=12)
     _, P = _ask_many(censored, 5)
     assert _min_pair_distance(P) > 0.05
     if sampler_cls is not GPTSSampler:  # a UCB maximiser repeats its point

@@ -13,6 +13,11 @@ IGP-UCB and GP-TS (Chowdhury & Gopalan 2017), index ``mu + beta_t sigma`` and dr
 
 * ``beta_t = B + R sqrt(2 (gamma_{t-1} + 1 + log(1 / delta)))``
 * ``v_t    = B + R sqrt(2 (gamma_{t-1} + 1 + log(2 / delta)))``
+
+GP-UCB-SDF and GP-TS-SDF (Verma, Dai & Low 2022), censored targets bounded by ``B_y``:
+
+* ``beta_t = B_f + (R + B_y) sqrt(2 (gamma_{t-1} + 1 + log(2 / delta)))`` (UCB), ``log(4 / delta)``
+  for TS (``delta / 2``)
 """
 
 from __future__ import annotations
@@ -48,6 +53,14 @@ def igp_ucb_beta(gamma: float, B: float, R: float, delta: float) -> float:
 def gp_ts_scale(gamma: float, B: float, R: float, delta: float) -> float:
     """Chowdhury & Gopalan GP-TS draw scale ``B + R sqrt(2 (gamma + 1 + log(2/delta)))``."""
     return B + R * math.sqrt(2.0 * (gamma + 1.0 + math.log(2.0 / delta)))
+
+
+def sdf_beta(gamma: float, B: float, R: float, B_y: float, delta: float,
+             thompson: bool = False) -> float:
+    """Verma et al.'s width ``B + (R + B_y) sqrt(2 (gamma + 1 + log(c / delta)))``, ``c = 2``
+    (GP-UCB-SDF) or ``4`` (GP-TS-SDF)."""
+    c = 4.0 if thompson else 2.0
+    return B + (R + B_y) * math.sqrt(2.0 * (gamma + 1.0 + math.log(c / delta)))
 
 
 def theory_gamma(t_minus_1: int, d: int, kernel: str) -> float:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import math
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -21,15 +22,13 @@ from optuna.distributions import BaseDistribution
 from optuna.logging import get_logger
 from optuna.samplers import BaseSampler
 from optuna.samplers._base import _process_constraints_after_trial
-from optuna.exceptions import UpdateFinishedTrialError
 from optuna.study import Study
 from optuna.trial import FrozenTrial, TrialState
 
-from optuna_gpbandit import _failures, _randomness
-from optuna_gpbandit._arguments import check_bool, check_int, check_seed
-from optuna_gpbandit._censoring import Censoring, build_design, record_finish, resolve_pending
+from optuna_gpbandit import _censoring, _failures, _randomness
+from optuna_gpbandit._arguments import check_bool, check_int, check_number, check_seed
+from optuna_gpbandit._censoring import Censoring, resolve_pending
 from optuna_gpbandit._history import History, collect_history, write_sampled_params
-from optuna_gpbandit._maximize import Exclusion, repeated_points
 from optuna_gpbandit._model import STATE_KEY, FittedModel, GPConfig, fit_model, latest_state
 from optuna_gpbandit._observations import (Observations, build_observations, limit_rows,
                                           oriented_values)
@@ -40,7 +39,7 @@ from optuna_gpbandit.changepoint import ChangeDetection
 from optuna_gpbandit.constraints import DIAGNOSTICS_KEY, LongTermConstraints
 from optuna_gpbandit.gp.posterior import NumericalError
 from optuna_gpbandit.samplers._concurrency import MAX_ROUNDS, taken_meanwhile
-from optuna_gpbandit.samplers._context import SelectionContext, repeat_limit
+from optuna_gpbandit.samplers._context import SelectionContext, exclusion
 from optuna_gpbandit.samplers._segments import SegmentsMixin
 
 _logger = get_logger(__name__)
@@ -87,19 +86,29 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
     warn_independent_sampling
         Log a warning when a parameter after the startup phase goes to the independent sampler.
     pending
-        How RUNNING and WAITING trials of other workers (or asked and not yet told) are used:
+        How RUNNING and WAITING trials (other workers', or asked and not yet told) are used.
+        Every completed result is used when it arrives, however late, in every mode but
+        ``Censoring.paper()``:
 
-        * ``"censor"`` (default): Verma et al.'s censoring. Their points enter the GP with the
-          censored label (the worst observed value), which shrinks the variance and lowers the
-          mean near them, and the confidence width grows by ``B_y`` times the sum of their
-          posterior standard deviations. A :class:`~optuna_gpbandit.Censoring` instance sets the
-          window, its unit (trials or seconds), a known lower bound, ``B_y`` and which trials
-          enter the sum. Results arriving more than ``window`` launches late stay censored, as in
-          the paper; RUNNING trials older than the window (e.g. of a crashed worker) stay
-          censored and stop widening the width, so they cannot freeze the search.
-        * ``"hallucinate"``: GP-BUCB (Desautels et al.): their points shrink the variance, and
-          the mean is that of the completed trials.
+        * ``"hallucinate"`` (default): GP-BUCB (Desautels et al. 2014). Their points shrink the
+          variance, and the mean is that of the completed trials, so a batch spreads out and a
+          slow trial in a good region does not push other workers away from it.
+        * ``"censor"``: Verma et al.'s censoring (GP-UCB-SDF / GP-TS-SDF). Their points enter
+          the GP with the worst observed value as label, which also lowers the mean near them,
+          and the width grows by ``B_y`` times the sum of their posterior standard deviations:
+          more exploration, which pays on rough objectives with long delays. A
+          :class:`~optuna_gpbandit.Censoring` instance sets the window, a known lower bound,
+          ``B_y``, the trials in the sum and Verma's ``beta_t``; ``Censoring.paper()`` also
+          discards results that arrive later than the window (the paper's literal rule).
         * ``"ignore"``: completed trials only (parallel workers may repeat a point).
+
+        A pending trial's point is never proposed again while it runs.
+    stale_after
+        Seconds after which a RUNNING trial of another worker is presumed dead (a crashed
+        worker): it leaves the model, its point is still not proposed, and a warning is logged
+        once. ``None`` (default): 10 times the longest run of any finished trial, at least
+        300 s; ``math.inf``: never. With Optuna's heartbeat (``RDBStorage(...,
+        heartbeat_interval=...)``) a trial whose heartbeat is stale is dead as well.
     constraints
         Long-term constraints (Shi & Eryilmaz 2022): a
         :class:`~optuna_gpbandit.constraints.LongTermConstraints` whose multipliers, rebuilt from
@@ -148,7 +157,8 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
         max_fit_points: int = 256,
         max_posterior_points: int | None = 1500,
         warn_independent_sampling: bool = True,
-        pending: str | Censoring = "censor",
+        pending: str | Censoring = "hallucinate",
+        stale_after: float | None = None,
         constraints: LongTermConstraints | None = None,
         constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
         change_detection: ChangeDetection | None = None,
@@ -168,6 +178,10 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
             self._seed
         )
         self._pending_mode, self._censoring = resolve_pending(pending)
+        self._stale_after = (
+            stale_after if stale_after is None or stale_after == math.inf
+            else check_number("stale_after", stale_after)
+        )
         if constraints is not None and not isinstance(constraints, LongTermConstraints):
             raise ValueError(
                 f"constraints must be a LongTermConstraints instance, got {constraints!r}."
@@ -239,7 +253,7 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
     ) -> dict[str, Any]:
         space = EncodedSpace(search_space)
         for round_ in range(MAX_ROUNDS):
-            history = collect_history(study, search_space, trial)
+            history = collect_history(study, search_space, trial, self._stale_after)
             x, record = self._choose(study, trial, space, history)
             params = space.decode(x)
             stamp = write_sampled_params(study, trial, params, search_space, rewrite=round_ > 0)
@@ -292,7 +306,9 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
                 delta_factor = 1.0 / ((2.0 if noisy else 1.0) * stage.n_epochs)
             extra["multipliers"] = stage.state.to_json()
             write_trial_json(study, trial, DIAGNOSTICS_KEY, extra["multipliers"])
-        design = build_design(history, self._pending_mode, self._censoring)
+        design = _censoring.pending_stage(study, trial, history, self._pending_mode,
+                                          self._censoring)
+        extra["pending"] = design.counts()
         obs = build_observations(
             history.completed, space, study.direction, self._standardize, design=design,
             hallucinate=self._pending_mode == "hallucinate",
@@ -318,20 +334,9 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
                 trial.number,
             )
             return self._startup_point(space, trial.number), None
-        bonus = 0.0
-        if obs.in_window.any():
-            var = model.posterior.mean_var(obs.X[obs.in_window])[1]
-            bonus = self._censoring.width * float(np.sum(np.sqrt(var)))
+        bonus = _censoring.width_bonus(obs, model.posterior, self._censoring)
         rng = _randomness.trial_rng(self._seed, trial.number, _randomness.SAMPLE)
-        # Never chosen again while anything else is left: points of trials still pending in the
-        # design, of failed trials, and points already evaluated as often as they may be; and the
-        # neighbourhoods of failed trials inside a failing region.
-        pending = [p.trial.number for p in history.pending]
-        pending_X = Exclusion(np.vstack([
-            obs.X[~obs.observed & np.isin(obs.numbers, pending)],
-            space.encode_many([r.params for r in failed]),
-            repeated_points(obs.X[obs.fit_rows], repeat_limit(model)),
-        ]), _failures.failing_region(obs, model.posterior.params, space.is_categorical))
+        pending_X = exclusion(obs, model, space, history, failed)
         ctx = SelectionContext(study, trial, space, obs, model, rng, bonus, noise_factor,
                                delta_factor, pending_X)
         x, record = self._select(ctx)
@@ -369,11 +374,7 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
     ) -> None:
         if self._constraints_func is not None:
             _process_constraints_after_trial(self._constraints_func, study, trial, state)
-        if self._pending_mode == "censor" and self._censoring.window_unit == "trials":
-            try:
-                record_finish(study, trial)
-            except UpdateFinishedTrialError:  # told twice, or finished by someone else
-                pass
+        _censoring.record_finish(study, trial, self._pending_mode, self._censoring)
         self._independent_sampler.after_trial(study, trial, state, values)
 
     # ---------------------------------------------------------------- pipeline hooks

@@ -9,7 +9,11 @@ import numpy as np
 from optuna.study import Study
 from optuna.trial import FrozenTrial
 
-from optuna_gpbandit._maximize import Exclusion
+from optuna_gpbandit import _failures
+from optuna_gpbandit._censoring import PENDING_SPREAD
+from optuna_gpbandit._failures import FailedRow
+from optuna_gpbandit._history import History
+from optuna_gpbandit._maximize import Exclusion, repeated_points
 from optuna_gpbandit._model import FittedModel
 from optuna_gpbandit._observations import Observations
 from optuna_gpbandit._space import EncodedSpace
@@ -75,3 +79,20 @@ def repeat_limit(model: FittedModel) -> int:
     nothing), else 3 (a noisy objective may merit a second and third look)."""
     post = model.posterior
     return 1 if post.effective_noise_var < 1e-4 * post.params.scale else 3
+
+
+def exclusion(obs: Observations, model: FittedModel, space: EncodedSpace, history: History,
+              failed: list[FailedRow]) -> Exclusion:
+    """What the maximiser must not propose while anything else is left: the neighbourhood of
+    the points of trials still pending (``PENDING_SPREAD``), the points of failed trials and of
+    trials presumed dead, points already evaluated as often as they may be, and the
+    neighbourhoods of failed trials inside a failing region."""
+    pending = np.isin(obs.numbers, [p.trial.number for p in history.pending]) & ~obs.observed
+    return Exclusion(
+        np.vstack([
+            space.encode_many([r.params for r in failed] + [p.params for p in history.dead]),
+            repeated_points(obs.X[obs.fit_rows], repeat_limit(model)),
+        ]),
+        _failures.failing_region(obs, model.posterior.params, space.is_categorical),
+        apart=obs.X[pending], radius=PENDING_SPREAD,
+    )

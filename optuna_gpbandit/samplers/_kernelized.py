@@ -13,7 +13,7 @@ from optuna_gpbandit._arguments import check_number
 from optuna_gpbandit._model import FittedModel, fit_model
 from optuna_gpbandit._observations import Observations
 from optuna_gpbandit._space import EncodedSpace
-from optuna_gpbandit.acquisition.beta import resolve_gamma
+from optuna_gpbandit.acquisition.beta import gp_ts_scale, igp_ucb_beta, resolve_gamma, sdf_beta
 from optuna_gpbandit.samplers._base import GPBanditSampler, SelectionContext
 
 _DEFAULT_HORIZON = 100
@@ -79,3 +79,13 @@ class KernelizedBanditSampler(GPBanditSampler):
             self._gamma, ctx.t - 1, ctx.space.d, post.params.kernel, post.information_gain
         )
         return gamma, ctx.noise_factor * R, self._delta * ctx.delta_factor
+
+    def _width(self, ctx: SelectionContext, thompson: bool) -> tuple[float, float, float]:
+        """``(width, gamma_{t-1}, R)``: Chowdhury & Gopalan's ``beta_t`` (IGP-UCB) or ``v_t``
+        (GP-TS), or Verma et al.'s with ``Censoring(theory_beta=True)``."""
+        gamma, R, delta = self._width_terms(ctx)
+        cfg = self._censoring
+        if self._pending_mode == "censor" and cfg.theory_beta:
+            return sdf_beta(gamma, self._B, R, cfg.width, delta, thompson), gamma, R
+        width = (gp_ts_scale if thompson else igp_ucb_beta)(gamma, self._B, R, delta)
+        return width, gamma, R

@@ -8,7 +8,6 @@ import numpy as np
 
 from optuna_gpbandit._maximize import allowed
 from optuna_gpbandit._space import EncodedSpace
-from optuna_gpbandit.acquisition.beta import gp_ts_scale
 from optuna_gpbandit.acquisition.thompson import thompson_choice
 from optuna_gpbandit.samplers._base import SelectionContext
 from optuna_gpbandit.samplers._kernelized import KernelizedBanditSampler
@@ -36,7 +35,8 @@ class GPTSSampler(KernelizedBanditSampler):
     Parameters
     ----------
     B, R, delta, lam, horizon, gamma
-        As for :class:`~optuna_gpbandit.IGPUCBSampler`.
+        As for :class:`~optuna_gpbandit.IGPUCBSampler` (``log(4 / delta)`` in Verma et al.'s
+        width with ``pending=Censoring(theory_beta=True)``).
     n_candidates
         Quasi-random points of ``D_t``. Default 512 [design choice]: against 1024 it was 3-4x
         faster, with lower cumulative regret on Hartmann-6 and Ackley-5 (4 seeds x 100 trials;
@@ -62,8 +62,7 @@ class GPTSSampler(KernelizedBanditSampler):
         return np.unique(np.vstack([C, top, space.snap(base + noise)]), axis=0)
 
     def _select(self, ctx: SelectionContext) -> tuple[np.ndarray, dict[str, Any]]:
-        gamma, R, delta = self._width_terms(ctx)
-        v = gp_ts_scale(gamma, self._B, R, delta)
+        v, gamma, R = self._width(ctx, thompson=True)
         nu = v + ctx.width_bonus
         C = self._candidates(ctx)
         C = C[allowed(C, ctx.pending_X)]  # a pending trial's point is not drawn again

@@ -85,6 +85,11 @@ class GPUCBSampler(GPBanditSampler):
         for name, v in (("lipschitz_a", lipschitz_a), ("lipschitz_b", lipschitz_b), ("domain_r", domain_r)):
             if not v > 0:
                 raise ValueError(f"{name} must be positive, got {v!r}.")
+        if self._censoring.theory_beta:
+            raise ValueError(
+                "pending=Censoring(theory_beta=True) sets Verma et al.'s beta_t, which has the "
+                "IGP-UCB form: use IGPUCBSampler or GPTSSampler, or set theory_beta=False."
+            )
         self._beta = beta
         self._beta_scale = float(beta_scale)
         self._delta = float(delta)

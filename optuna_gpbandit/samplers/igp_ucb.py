@@ -7,7 +7,6 @@ from typing import Any
 import numpy as np
 
 from optuna_gpbandit._maximize import maximize_acquisition
-from optuna_gpbandit.acquisition.beta import igp_ucb_beta
 from optuna_gpbandit.acquisition.ucb import UCB
 from optuna_gpbandit.samplers._base import SelectionContext
 from optuna_gpbandit.samplers._kernelized import KernelizedBanditSampler
@@ -40,6 +39,9 @@ class IGPUCBSampler(KernelizedBanditSampler):
         ``0.5 log det(I + K_{t-1} / lambda)`` of the observed design; ``"theory"`` the order
         bound ``(log t)^{d+1}`` (SE) or ``t^{d(d+1)/(5+d(d+1))} log t`` (Matern-5/2) with constant
         1; a number; or a callable ``gamma(t - 1, d)``.
+
+        With ``pending=Censoring(theory_beta=True)`` the width is Verma et al.'s
+        ``B + (R + B_y) sqrt(2 (gamma_{t-1} + 1 + log(2 / delta)))`` (``B_y``: ``width``).
     **kwargs
         Common options of :class:`~optuna_gpbandit.samplers._base.GPBanditSampler`.
     """
@@ -48,8 +50,7 @@ class IGPUCBSampler(KernelizedBanditSampler):
         super().__init__(**kwargs)
 
     def _select(self, ctx: SelectionContext) -> tuple[np.ndarray, dict[str, Any]]:
-        gamma, R, delta = self._width_terms(ctx)
-        beta = igp_ucb_beta(gamma, self._B, R, delta)
+        beta, gamma, R = self._width(ctx, thompson=False)
         nu = beta + ctx.width_bonus
         x, _ = maximize_acquisition(
             UCB(ctx.model.posterior, nu), ctx.space, ctx.rng,
