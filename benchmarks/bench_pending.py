@@ -12,7 +12,8 @@ ask/tell, so the order of asks and tells, and with it every delay, is fixed):
   pruned): ``f(x) = |x - c|^2`` on [0, 1]^2 with ``c = (0.7, 0.3)``; a trial within 0.15 of
   ``c`` (the good region) runs 30 time units, any other 1. Each worker tells its result and asks
   again when it finishes (simulated clock, ties by worker). 120 trials. Reports the share of
-  trials in the good region and the best value.
+  trials in the good region and the best value. ``slow-threads``: the same with real threads,
+  ``study.optimize(n_jobs=2)``, good trials sleeping 0.3 s and the others 0.01 s.
 * ``foreign``: a study run by 30 parallel workers of random search (300 Branin trials with start
   and completion times of a simulated 30-worker schedule, durations log-normal), continued by
   20 sequential trials of the sampler under test. Reports how many completed trials its model
@@ -124,6 +125,23 @@ def run_slow(method: str, seed: int, n_trials: int = 120) -> dict:
     return {"regret": study.best_value, "good_share": good / n_trials}
 
 
+def run_slow_threads(method: str, seed: int, n_trials: int = 120) -> dict:
+    """``slow`` with real threads: ``study.optimize(n_jobs=2)``, good trials sleep 0.3 s, others
+    0.01 s (not deterministic: the schedule depends on the machine)."""
+    study = optuna.create_study(sampler=make_sampler(method, seed))
+
+    def objective(trial: optuna.Trial) -> float:
+        x = _point(trial, 2)
+        inside = np.linalg.norm(x - CENTRE) < GOOD_RADIUS
+        time.sleep(0.3 if inside else 0.01)
+        trial.set_user_attr("good", bool(inside))
+        return float(((x - CENTRE) ** 2).sum())
+
+    study.optimize(objective, n_trials=n_trials, n_jobs=2)
+    good = sum(t.user_attrs.get("good", False) for t in study.trials)
+    return {"regret": study.best_value, "good_share": good / n_trials}
+
+
 def foreign_history(seed: int, n: int = 300, workers: int = 30) -> list[optuna.trial.FrozenTrial]:
     """``n`` random-search Branin trials of a simulated ``workers``-worker schedule."""
     rng = np.random.default_rng([seed, 30])
@@ -163,6 +181,7 @@ CASES = {
     "batch5x20": lambda m, s: run_batch(m, s, 5, 20),
     "batch3x60": lambda m, s: run_batch(m, s, 3, 60),
     "slow": run_slow,
+    "slow-threads": run_slow_threads,
     "foreign": run_foreign,
 }
 

@@ -21,7 +21,7 @@ import pytest
 from optuna.trial import TrialState
 
 import distributed
-from optuna_gpbandit import GPUCBSampler
+from optuna_gpbandit import Censoring, GPUCBSampler
 from optuna_gpbandit._storage import read_trial_json
 
 pytestmark = pytest.mark.distributed
@@ -68,7 +68,7 @@ def _state(trial):
     return read_trial_json(trial, "state")
 
 
-def test_killed_worker_without_heartbeat_is_retired_by_the_censoring_window(tmp_path):
+def test_killed_worker_without_heartbeat_is_retired_by_the_window_and_the_age_limit(tmp_path):
     storage, name = str(tmp_path / "study.journal"), "crash"
     _warm_up(storage, name)
     proc, victim = distributed.start_victim(storage, name, SPEC)
@@ -78,7 +78,7 @@ def test_killed_worker_without_heartbeat_is_retired_by_the_censoring_window(tmp_
 
     window = 20  # the default Censoring window, in launches
     study = optuna.load_study(study_name=name, storage=distributed.open_storage(storage),
-                              sampler=GPUCBSampler(seed=0))
+                              sampler=GPUCBSampler(seed=0, pending=Censoring(window=window)))
     study.optimize(distributed.Objective("branin"), n_trials=window + 12)
     trials = study.get_trials(deepcopy=False)
     assert trials[victim].state == TrialState.RUNNING  # nobody fails it without a heartbeat
@@ -95,6 +95,15 @@ def test_killed_worker_without_heartbeat_is_retired_by_the_censoring_window(tmp_
     # And the dead trial's point is not where the search ends up repeating.
     dead = trials[victim].params or {}
     assert all(t.params != dead for t in later)
+    # Past the age limit (here 0 s) it leaves the model altogether, in the default mode too.
+    study = optuna.load_study(study_name=name, storage=distributed.open_storage(storage),
+                              sampler=GPUCBSampler(seed=0, stale_after=0.0))
+    study.optimize(distributed.Objective("branin"), n_trials=3)
+    for t in study.get_trials(deepcopy=False)[-3:]:
+        assert _state(t)["pending"] == {"observed": len(later) + 8 + t.number - trials[-1].number - 1,
+                                        "late": 0, "pending": 0, "stale": 0, "dead": 1,
+                                        "unresolved": 0}
+        assert t.params != dead
 
 
 @pytest.mark.parametrize("backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
