@@ -65,22 +65,29 @@ def make_objective():
 
 
 def print_sampler_summary(study: optuna.Study) -> None:
-    """Summarise the per-trial record the GP samplers store in the trials' system attrs."""
+    """What the sampler thought at its last suggestion, in plain words (from the record the GP
+    samplers store on every trial they sample, ``sampler_record``)."""
     complete = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
     records = [(t, sampler_record(t)) for t in complete]
     records = [(t, r) for t, r in records if r is not None]
-    print(f"GP-sampled trials: {len(records)} of {len(complete)} completed")
+    print(f"{len(records)} of {len(complete)} completed trials were chosen by the Gaussian-process "
+          "model (the others were the initial space-filling design).")
     if not records:
         return
     trial, r = records[-1]
-    width = f"beta={r['beta']:.3f}" if "beta" in r else f"v={r['v']:.3f}"
-    print(f"Last GP-sampled trial #{trial.number}: t={r['t']}, {width}, "
-          f"information gain={r['info_gain']:.3f}")
-    print(f"  predicted {r['mu']:.4f} +- {r['sigma']:.4f}, observed {trial.value:.4f}")
+    print(f"At its last choice (trial #{trial.number}) the model predicted an accuracy of "
+          f"{r['mu']:.4f} +- {r['sigma']:.4f}; the trial measured {trial.value:.4f}.")
+    width = r.get("nu", r.get("beta", r.get("v")))
+    print(f"  Exploration weight {width:.3g}: the optimistic score is the prediction plus this "
+          "many standard deviations; it grows slowly with the trials, as the theory asks.")
     gp = r["gp"]
-    scales = ", ".join(f"{n}={v:.3g}" for n, v in zip(r["names"], gp["lengthscales"]))
-    print(f"  GP ({gp['kernel']}): lengthscales {scales}; "
-          f"scale={gp['scale']:.3g}, noise_var={gp['noise_var']:.3g}")
+    order = sorted(zip(gp["lengthscales"], r["names"]))
+    print("  Sensitivity (shorter lengthscale = accuracy changes faster with the parameter): "
+          + ", ".join(f"{n} {v:.2g}" for v, n in order) + " (unit-scaled ranges).")
+    print(f"  Estimated noise: {gp['noise_var'] / gp['scale']:.2%} of the signal variance "
+          "(cross-validation scores are not exactly repeatable).")
+    print(f"  Information gathered so far: {r['info_gain']:.1f} nats (more = a better-known "
+          "objective).")
 
 
 def main() -> None:

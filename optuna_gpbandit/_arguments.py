@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 from typing import Any
 
@@ -47,3 +48,19 @@ def check_bool(name: str, value: Any) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise ValueError(f"{name} must be True or False, got {value!r}.")
     return bool(value)
+
+
+def forward(cls: type, values: dict[str, Any]) -> dict[str, Any]:
+    """The entries of ``values`` (a constructor's ``locals()``) that ``cls.__init__`` takes by
+    keyword, following ``**kwargs`` up the MRO: a public sampler lists every argument in its
+    own signature and hands them on to its parent with one call."""
+    names: set[str] = set()
+    for klass in cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is None:
+            continue
+        params = inspect.signature(init).parameters.values()
+        names.update(p.name for p in params if p.kind == p.KEYWORD_ONLY)
+        if not any(p.kind == p.VAR_KEYWORD for p in params):
+            break
+    return {name: values[name] for name in names if name in values}

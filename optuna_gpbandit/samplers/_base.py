@@ -29,6 +29,7 @@ from optuna_gpbandit import _censoring, _failures, _randomness
 from optuna_gpbandit._arguments import check_bool, check_int, check_number, check_seed
 from optuna_gpbandit._censoring import Censoring, resolve_pending
 from optuna_gpbandit._history import History, collect_history, write_sampled_params
+from optuna_gpbandit._notices import WARNING, log_once
 from optuna_gpbandit._model import STATE_KEY, FittedModel, GPConfig, fit_model, latest_state
 from optuna_gpbandit._observations import (Observations, build_observations, limit_rows,
                                           oriented_values)
@@ -37,107 +38,23 @@ from optuna_gpbandit._storage import write_trial_json
 from optuna_gpbandit._threads import single_threaded_blas
 from optuna_gpbandit.changepoint import ChangeDetection
 from optuna_gpbandit.constraints import DIAGNOSTICS_KEY, LongTermConstraints
+from optuna_gpbandit.gp.fit import MIN_NOISE_VAR
 from optuna_gpbandit.gp.posterior import NumericalError
 from optuna_gpbandit.samplers._concurrency import MAX_ROUNDS, taken_meanwhile
 from optuna_gpbandit.samplers._context import SelectionContext, exclusion
+from optuna_gpbandit.samplers._docs import document
 from optuna_gpbandit.samplers._segments import SegmentsMixin
 
 _logger = get_logger(__name__)
 
 
+@document
 class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
     """Base class of the GP bandit samplers (not used directly).
 
     Parameters
     ----------
-    seed
-        Seed of every random choice. Each trial's draws come from ``(seed, trial.number)``, so a
-        fresh sampler on a stored study repeats an uninterrupted run. ``None`` draws a seed.
-    n_startup_trials
-        Completed trials before the GP is used (``0``: from the first completed trial on). The
-        first trial goes to ``independent_sampler`` (the search space is unknown until a trial
-        completes); the next ones take points of a scrambled Sobol sequence indexed by trial
-        number, so parallel workers get distinct, space-filling points.
-    independent_sampler
-        Sampler for parameters outside the relative search space (conditional or dynamic ones)
-        and for the first trial. Defaults to ``RandomSampler(seed)``.
-    kernel
-        ``"matern52"`` (default) or ``"se"``; ARD lengthscales over the encoded parameters.
-    lengthscale, kernel_scale, noise_var
-        Fix these hyperparameters (in encoded unit-cube inputs and standardised targets) instead
-        of fitting them by MAP marginal likelihood. ``lengthscale`` may be a scalar or one value
-        per parameter (in search-space order).
-    standardize
-        Standardise the objective values before the GP (default). ``False`` uses the raw,
-        direction-oriented values, as the papers' theory assumes.
-    n_candidates
-        Quasi-random candidates scored before local polishing (and the enumeration limit for fully
-        discrete spaces).
-    n_local_search
-        Best candidates polished with L-BFGS-B / discrete line search.
-    refit_growth, max_fit_points
-        Hyperparameter refit schedule: refit when the number of observations grew by this
-        fraction since the last fit (``0`` refits every trial); fit on at most this many points.
-    max_posterior_points
-        At most this many trials enter the GP posterior (default 1500; ``None``: all). Beyond
-        it, the posterior conditions on the pending trials, the best half of the budget and a
-        random sample of the other completed trials (subset of data), which keeps a suggestion
-        under a second at n = 5000. ``t`` and the refit schedule still count every trial.
-    warn_independent_sampling
-        Log a warning when a parameter after the startup phase goes to the independent sampler.
-    pending
-        How RUNNING and WAITING trials (other workers', or asked and not yet told) are used.
-        Every completed result is used when it arrives, however late, in every mode but
-        ``Censoring.paper()``:
-
-        * ``"hallucinate"`` (default): GP-BUCB (Desautels et al. 2014). Their points shrink the
-          variance, and the mean is that of the completed trials, so a batch spreads out and a
-          slow trial in a good region does not push other workers away from it.
-        * ``"censor"``: Verma et al.'s censoring (GP-UCB-SDF / GP-TS-SDF). Their points enter
-          the GP with the worst observed value as label, which also lowers the mean near them,
-          and the width grows by ``B_y`` times the sum of their posterior standard deviations:
-          more exploration, which pays on rough objectives with long delays. A
-          :class:`~optuna_gpbandit.Censoring` instance sets the window, a known lower bound,
-          ``B_y``, the trials in the sum and Verma's ``beta_t``; ``Censoring.paper()`` also
-          discards results that arrive later than the window (the paper's literal rule).
-        * ``"ignore"``: completed trials only (parallel workers may repeat a point).
-
-        A pending trial's point is never proposed again while it runs.
-    stale_after
-        Seconds after which a RUNNING trial of another worker is presumed dead (a crashed
-        worker): it leaves the model, its point is still not proposed, and a warning is logged
-        once. ``None`` (default): 10 times the longest run of any finished trial, at least
-        300 s; ``math.inf``: never. With Optuna's heartbeat (``RDBStorage(...,
-        heartbeat_interval=...)``) a trial whose heartbeat is stale is dead as well.
-    constraints
-        Long-term constraints (Shi & Eryilmaz 2022): a
-        :class:`~optuna_gpbandit.constraints.LongTermConstraints` whose multipliers, rebuilt from
-        the stored trials at every call, penalise the GP targets so that the constraints hold
-        on average over the trials. Constraint values come from ``trial.set_constraint(name,
-        value)`` or ``constraints_func``; a value ``> 0`` is a violation. The confidence width
-        uses ``delta / L`` (``L`` epochs; ``delta / 2L`` and the noise factor
-        ``sqrt(1 + sum kappa^2)`` for ``variant="noisy"``).
-    constraints_func
-        Optuna's older constraint API: ``constraints_func(frozen_trial) -> sequence of float``
-        called after each COMPLETE or PRUNED trial, values stored as Optuna's own samplers do.
-        With no ``constraints`` given it enables ``LongTermConstraints()`` (noiseless).
-    change_detection
-        Non-stationary objectives (Avanesov's GP-UCB-CPD): a
-        :class:`~optuna_gpbandit.changepoint.ChangeDetection` that makes about
-        ``xi * sqrt(t)`` of the trials uniform-exploration trials, runs the change-point test on
-        them and, on detection, resets the history the model sees. See
-        :meth:`change_points` and :meth:`current_best_trial`.
-    failures
-        What the model makes of FAIL trials (an exception or a NaN value), PRUNED trials and
-        values of ``+-inf``:
-
-        * ``"impute"`` (default): they enter the posterior as bad results, the worst observed
-          value, or a pruned trial's last intermediate value (as TPE uses it), so the sampler
-          learns where trials fail;
-        * ``"ignore"``: they are left out of the model (Optuna's GPSampler does this).
-
-        In both modes their points are not asked again while any other point is left, and a
-        study where most recent trials fail logs a warning once.
+    <common parameters>
     """
 
     def __init__(
@@ -146,6 +63,7 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
         seed: int | None = None,
         n_startup_trials: int = 5,
         independent_sampler: BaseSampler | None = None,
+        deterministic_objective: bool = False,
         kernel: str = "matern52",
         lengthscale: float | Sequence[float] | None = None,
         kernel_scale: float | None = None,
@@ -197,6 +115,11 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
                 f"change_detection must be a ChangeDetection instance, got {change_detection!r}."
             )
         self._change_detection = change_detection
+        self._deterministic = check_bool("deterministic_objective", deterministic_objective)
+        if self._deterministic:
+            if noise_var is not None:
+                raise ValueError("Pass either deterministic_objective=True or noise_var, not both.")
+            noise_var = MIN_NOISE_VAR
         self._gp_config = GPConfig(
             kernel=kernel,
             lengthscale=lengthscale,
@@ -304,6 +227,12 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
                 noisy = stage.state.variant == "noisy"
                 noise_factor = stage.state.noise_factor
                 delta_factor = 1.0 / ((2.0 if noisy else 1.0) * stage.n_epochs)
+            elif len(stage.trials) >= max(self._n_startup_trials, 1):
+                log_once(study, "no-constraints", WARNING,
+                         "%s: none of the %d completed trials reports constraint values "
+                         "(trial.set_constraint(name, value) or constraints_func); the "
+                         "constraint stage does nothing until one does.",
+                         type(self).__name__, len(stage.trials))
             extra["multipliers"] = stage.state.to_json()
             write_trial_json(study, trial, DIAGNOSTICS_KEY, extra["multipliers"])
         design = _censoring.pending_stage(study, trial, history, self._pending_mode,

@@ -48,7 +48,8 @@ class KernelizedBanditSampler(GPBanditSampler):
             gamma = check_number("gamma", gamma)
         self._lam = self._resolve_lambda(lam, horizon or _DEFAULT_HORIZON)
         if self._lam is not None and self._gp_config.noise_var is not None:
-            raise ValueError("Pass either lam or noise_var, not both.")
+            other = "deterministic_objective=True" if self._deterministic else "noise_var"
+            raise ValueError(f"Pass either lam or {other}, not both.")
         self._B, self._R, self._delta, self._gamma = float(B), R, float(delta), gamma
 
     @staticmethod

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from optuna.trial import FrozenTrial
-
+from optuna_gpbandit._arguments import forward
 from optuna_gpbandit.constraints import LongTermConstraints, Psi
+from optuna_gpbandit.samplers._docs import document
+
+if TYPE_CHECKING:
+    from optuna.samplers import BaseSampler
+    from optuna.trial import FrozenTrial
+
+    from optuna_gpbandit._censoring import Censoring
+    from optuna_gpbandit.changepoint import ChangeDetection
 from optuna_gpbandit.samplers.igp_ucb import IGPUCBSampler
 
 
+@document
 class ConstrainedGPUCBSampler(IGPUCBSampler):
     """IGP-UCB on a penalised objective whose multipliers make the constraints hold on average.
 
@@ -36,6 +44,10 @@ class ConstrainedGPUCBSampler(IGPUCBSampler):
     ``constraints_func`` as with Optuna's own samplers. Any sampler of this package takes the same
     stage through ``constraints=LongTermConstraints(...)`` (e.g. GP-TS, the paper's remark 1).
 
+    Further constraint settings (``names``, ``include_pruned``, ``epoch_order``,
+    ``max_log_kappa``, ...) go through ``constraints=LongTermConstraints(...)``, which replaces
+    the constraint arguments below.
+
     Parameters
     ----------
     variant
@@ -57,13 +69,8 @@ class ConstrainedGPUCBSampler(IGPUCBSampler):
     on_missing
         Trials whose constraint values are missing, NaN/inf or differently keyed are ``"skip"``-ped
         with a logged warning (default) or ``"raise"`` an error.
-    constraints_func
-        Optuna's older API, ``constraints_func(frozen_trial) -> sequence of float``.
-    **kwargs
-        Options of :class:`~optuna_gpbandit.IGPUCBSampler` (``B``, ``R``, ``delta``, ``lam``,
-        ``gamma``, ...) and the common options (``seed``, ``n_startup_trials``, ``pending``, ...).
-        Further constraint settings (``names``, ``include_pruned``, ``epoch_order``,
-        ``max_log_kappa``, ...) through ``constraints=LongTermConstraints(...)`` instead.
+    <kernelized parameters>
+    <common parameters>
     """
 
     def __init__(
@@ -79,13 +86,38 @@ class ConstrainedGPUCBSampler(IGPUCBSampler):
         history: str = "all",
         n_trials_hint: int | None = None,
         on_missing: str = "skip",
+        B: float = 0.5,
+        R: float | None = None,
+        delta: float = 0.1,
+        lam: float | str | None = None,
+        horizon: int | None = None,
+        gamma: str | float | Callable[[int, int], float] = "data",
+        seed: int | None = None,
+        n_startup_trials: int = 5,
+        independent_sampler: BaseSampler | None = None,
+        deterministic_objective: bool = False,
+        kernel: str = "matern52",
+        lengthscale: float | Sequence[float] | None = None,
+        kernel_scale: float | None = None,
+        noise_var: float | None = None,
+        standardize: bool = True,
+        n_candidates: int = 1024,
+        n_local_search: int = 5,
+        refit_growth: float = 0.05,
+        max_fit_points: int = 256,
+        max_posterior_points: int | None = 1500,
+        warn_independent_sampling: bool = True,
+        pending: str | Censoring = "hallucinate",
+        stale_after: float | None = None,
+        constraints: LongTermConstraints | None = None,
         constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
-        **kwargs: Any,
+        change_detection: ChangeDetection | None = None,
+        failures: str = "impute",
     ) -> None:
-        if "constraints" not in kwargs:
-            kwargs["constraints"] = LongTermConstraints(
+        if constraints is None:
+            constraints = LongTermConstraints(
                 variant, epoch_length=epoch_length, psi=psi, psi_c=psi_c, psi_n=psi_n,
                 kappa_init=kappa_init, kappa_step=kappa_step, history=history,
                 n_trials_hint=n_trials_hint, on_missing=on_missing,
             )
-        super().__init__(constraints_func=constraints_func, **kwargs)
+        super().__init__(**forward(IGPUCBSampler, locals()))

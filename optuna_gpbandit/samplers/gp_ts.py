@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+if TYPE_CHECKING:
+    from optuna.samplers import BaseSampler
+    from optuna.trial import FrozenTrial
+
+    from optuna_gpbandit._censoring import Censoring
+    from optuna_gpbandit.changepoint import ChangeDetection
+    from optuna_gpbandit.constraints import LongTermConstraints
 
 import numpy as np
 
+from optuna_gpbandit._arguments import forward
 from optuna_gpbandit._maximize import allowed
 from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit.acquisition.thompson import thompson_choice
 from optuna_gpbandit.samplers._base import SelectionContext
+from optuna_gpbandit.samplers._docs import document
 from optuna_gpbandit.samplers._kernelized import KernelizedBanditSampler
 
 _N_TOP = 32  # best observed points included in the candidate set ...
@@ -18,6 +28,7 @@ _N_PERTURB = 32  # this many around each,
 _PERTURB_SD = (0.01, 0.05, 0.2)  # at these scales (encoded units), cycled
 
 
+@document
 class GPTSSampler(KernelizedBanditSampler):
     """GP Thompson sampling: draw ``f_t ~ GP(mu_{t-1}, v_t^2 k_{t-1})`` jointly on a candidate set
     ``D_t`` and take its argmax, with ``v_t = B + R sqrt(2 (gamma_{t-1} + 1 + log(2 / delta)))``.
@@ -32,22 +43,48 @@ class GPTSSampler(KernelizedBanditSampler):
     left out of the joint draw, which costs ``O(kept^3)``; keep ``n_candidates`` at a few
     thousand at most.
 
+    ``n_candidates`` (quasi-random points of ``D_t``) defaults to 512 [design choice]: against
+    1024 it was 3-4x faster, with lower cumulative regret on Hartmann-6 and Ackley-5 (4 seeds x
+    100 trials; simple regret better on Hartmann-6, worse on Ackley-5).
+
     Parameters
     ----------
-    B, R, delta, lam, horizon, gamma
-        As for :class:`~optuna_gpbandit.IGPUCBSampler` (``log(4 / delta)`` in Verma et al.'s
-        width with ``pending=Censoring(theory_beta=True)``).
-    n_candidates
-        Quasi-random points of ``D_t``. Default 512 [design choice]: against 1024 it was 3-4x
-        faster, with lower cumulative regret on Hartmann-6 and Ackley-5 (4 seeds x 100 trials;
-        simple regret better on Hartmann-6, worse on Ackley-5).
-    **kwargs
-        Common options of :class:`~optuna_gpbandit.samplers._base.GPBanditSampler`.
+    <kernelized parameters>
+    <common parameters>
     """
 
-    def __init__(self, **kwargs: Any) -> None:
-        kwargs.setdefault("n_candidates", 512)
-        super().__init__(**kwargs)
+    def __init__(
+        self,
+        *,
+        B: float = 0.5,
+        R: float | None = None,
+        delta: float = 0.1,
+        lam: float | str | None = None,
+        horizon: int | None = None,
+        gamma: str | float | Callable[[int, int], float] = "data",
+        seed: int | None = None,
+        n_startup_trials: int = 5,
+        independent_sampler: BaseSampler | None = None,
+        deterministic_objective: bool = False,
+        kernel: str = "matern52",
+        lengthscale: float | Sequence[float] | None = None,
+        kernel_scale: float | None = None,
+        noise_var: float | None = None,
+        standardize: bool = True,
+        n_candidates: int = 512,
+        n_local_search: int = 5,
+        refit_growth: float = 0.05,
+        max_fit_points: int = 256,
+        max_posterior_points: int | None = 1500,
+        warn_independent_sampling: bool = True,
+        pending: str | Censoring = "hallucinate",
+        stale_after: float | None = None,
+        constraints: LongTermConstraints | None = None,
+        constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
+        change_detection: ChangeDetection | None = None,
+        failures: str = "impute",
+    ) -> None:
+        super().__init__(**forward(KernelizedBanditSampler, locals()))
 
     def _candidates(self, ctx: SelectionContext) -> np.ndarray:
         space: EncodedSpace = ctx.space

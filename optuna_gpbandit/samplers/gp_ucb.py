@@ -3,61 +3,38 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+if TYPE_CHECKING:
+    from optuna.samplers import BaseSampler
+    from optuna.trial import FrozenTrial
+
+    from optuna_gpbandit._censoring import Censoring
+    from optuna_gpbandit.changepoint import ChangeDetection
+    from optuna_gpbandit.constraints import LongTermConstraints
 
 import numpy as np
 
+from optuna_gpbandit._arguments import forward
 from optuna_gpbandit._maximize import maximize_acquisition
 from optuna_gpbandit.acquisition.beta import beta_theorem1, beta_theorem2, beta_theorem3
 from optuna_gpbandit.acquisition.ucb import UCB
 from optuna_gpbandit.gp.information import gamma_upper_bound
 from optuna_gpbandit.samplers._base import GPBanditSampler, SelectionContext
+from optuna_gpbandit.samplers._docs import document
 
 _BETA_MODES = ("auto", "theorem1", "theorem2", "theorem3")
 _GAMMA_BOUND_POINTS = 256
 
 
+@document
 class GPUCBSampler(GPBanditSampler):
     """GP-UCB: the next point maximises ``mu_{t-1}(x) + sqrt(beta_t) sigma_{t-1}(x)``.
 
     Parameters
     ----------
-    beta
-        The schedule ``beta_t`` (before ``beta_scale``):
-
-        * ``"theorem1"``: ``2 log(|D| t^2 pi^2 / (6 delta))``. ``|D|`` is the number of points of a
-          fully discrete search space, and otherwise the number of scored candidates
-          (``n_candidates``), the discretisation of a continuous space.
-        * ``"theorem2"``: ``2 log(2 t^2 pi^2 / (3 delta)) + 2 d log(t^2 d b r sqrt(log(4 d a /
-          delta)))`` for a continuous space of ``d`` parameters (encoded to the unit cube).
-        * ``"theorem3"``: ``2 B + 300 gamma_t log(t / delta)^3``; ``gamma_t`` is bounded by the
-          greedy experimental design on 256 fixed quasi-random points, divided by ``1 - 1/e``.
-          Huge in practice (almost pure exploration); provided for completeness.
-        * ``"auto"`` (default): ``"theorem1"``.
-        * a number: constant ``beta``; a callable: ``beta(t)``.
-
-        ``t`` is the number of completed trials the model sees plus one.
-    beta_scale
-        Factor on ``beta_t``. ``1.0`` is the theory; the paper's experiments used ``0.2`` ("divided
-        by 5"). Default ``0.05`` [design choice], re-measured with the current lengthscale prior
-        on Hartmann-3/6 (10 seeds x 100 trials; scale: seeds solved on Hartmann-3 / Hartmann-6,
-        cumulative regret on Hartmann-6): 0.02: 6 / 6, 57; 0.05: 7 / 6, 66; 0.1: 8 / 6, 97;
-        0.2: 10 / 6, 132. Larger scales escape Hartmann-3's local minimum more often and pay in
-        cumulative regret elsewhere. See the README for the numbers.
-    delta
-        Failure probability in ``(0, 1)``.
-    lipschitz_a, lipschitz_b, domain_r
-        Theorem 2 constants ``a``, ``b`` (derivative tail bound) and ``r`` (domain side; 1 after
-        encoding).
-    rkhs_bound
-        Theorem 3 ``B``, a bound on the *squared* RKHS norm of the objective.
-    **kwargs
-        Common options of :class:`~optuna_gpbandit.samplers._base.GPBanditSampler`: ``seed``,
-        ``n_startup_trials``, ``independent_sampler``, ``kernel``, ``lengthscale``,
-        ``kernel_scale``, ``noise_var``, ``standardize``, ``n_candidates``, ``n_local_search``,
-        ``refit_growth``, ``max_fit_points``, ``max_posterior_points``,
-        ``warn_independent_sampling``, ``pending``, ``constraints``, ``constraints_func``,
-        ``change_detection``, ``failures``.
+    <gp_ucb parameters>
+    <common parameters>
     """
 
     def __init__(
@@ -70,9 +47,29 @@ class GPUCBSampler(GPBanditSampler):
         lipschitz_b: float = 1.0,
         domain_r: float = 1.0,
         rkhs_bound: float = 1.0,
-        **kwargs: Any,
+        seed: int | None = None,
+        n_startup_trials: int = 5,
+        independent_sampler: BaseSampler | None = None,
+        deterministic_objective: bool = False,
+        kernel: str = "matern52",
+        lengthscale: float | Sequence[float] | None = None,
+        kernel_scale: float | None = None,
+        noise_var: float | None = None,
+        standardize: bool = True,
+        n_candidates: int = 1024,
+        n_local_search: int = 5,
+        refit_growth: float = 0.05,
+        max_fit_points: int = 256,
+        max_posterior_points: int | None = 1500,
+        warn_independent_sampling: bool = True,
+        pending: str | Censoring = "hallucinate",
+        stale_after: float | None = None,
+        constraints: LongTermConstraints | None = None,
+        constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
+        change_detection: ChangeDetection | None = None,
+        failures: str = "impute",
     ) -> None:
-        super().__init__(**kwargs)
+        super().__init__(**forward(GPBanditSampler, locals()))
         if isinstance(beta, str) and beta not in _BETA_MODES:
             raise ValueError(f"beta must be one of {_BETA_MODES}, a number or a callable; got {beta!r}.")
         if not isinstance(beta, str) and not callable(beta):

@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Callable, Sequence
 
+from optuna_gpbandit._arguments import forward
 from optuna_gpbandit.changepoint import SQRT3, ChangeDetection, CPDSettings
+from optuna_gpbandit.samplers._docs import document
 from optuna_gpbandit.samplers.gp_ucb import GPUCBSampler
 
+if TYPE_CHECKING:
+    from optuna.samplers import BaseSampler
+    from optuna.trial import FrozenTrial
 
+    from optuna_gpbandit._censoring import Censoring
+    from optuna_gpbandit.constraints import LongTermConstraints
+
+
+@document
 class GPUCBCPDSampler(GPUCBSampler):
     """GP-UCB for objectives that change abruptly over the trials (non-stationary).
 
@@ -27,6 +37,10 @@ class GPUCBCPDSampler(GPUCBSampler):
     the same resets. The detector's guarantees are for low-dimensional spaces (the paper's
     analysis is 1-D); in higher dimensions more exploration trials are needed per detection.
 
+    Here ``n_startup_trials`` defaults to 1: the schedule's exploration trials (the first four of
+    every segment) are the initial design. A ``change_detection`` instance replaces ``xi``,
+    ``cpd_settings`` and ``count_running``.
+
     Parameters
     ----------
     xi
@@ -37,10 +51,8 @@ class GPUCBCPDSampler(GPUCBSampler):
         to change it, ``threshold`` to replace it), ridge.
     count_running
         Count other workers' running trials in the exploration schedule (default ``True``).
-    **kwargs
-        Options of :class:`~optuna_gpbandit.GPUCBSampler` (``beta``, ``beta_scale``, ...) and the
-        common options. ``n_startup_trials`` defaults to 1 here: the schedule's exploration
-        trials (the first four of every segment) are the initial design.
+    <gp_ucb parameters>
+    <common parameters>
     """
 
     def __init__(
@@ -49,11 +61,37 @@ class GPUCBCPDSampler(GPUCBSampler):
         xi: float = SQRT3,
         cpd_settings: CPDSettings | None = None,
         count_running: bool = True,
-        **kwargs: Any,
+        beta: str | float | Callable[[int], float] = "auto",
+        beta_scale: float = 0.05,
+        delta: float = 0.1,
+        lipschitz_a: float = 1.0,
+        lipschitz_b: float = 1.0,
+        domain_r: float = 1.0,
+        rkhs_bound: float = 1.0,
+        seed: int | None = None,
+        n_startup_trials: int = 1,
+        independent_sampler: BaseSampler | None = None,
+        deterministic_objective: bool = False,
+        kernel: str = "matern52",
+        lengthscale: float | Sequence[float] | None = None,
+        kernel_scale: float | None = None,
+        noise_var: float | None = None,
+        standardize: bool = True,
+        n_candidates: int = 1024,
+        n_local_search: int = 5,
+        refit_growth: float = 0.05,
+        max_fit_points: int = 256,
+        max_posterior_points: int | None = 1500,
+        warn_independent_sampling: bool = True,
+        pending: str | Censoring = "hallucinate",
+        stale_after: float | None = None,
+        constraints: LongTermConstraints | None = None,
+        constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
+        change_detection: ChangeDetection | None = None,
+        failures: str = "impute",
     ) -> None:
-        kwargs.setdefault("n_startup_trials", 1)
-        kwargs.setdefault(
-            "change_detection",
-            ChangeDetection(xi=xi, settings=cpd_settings, count_running=count_running),
-        )
-        super().__init__(**kwargs)
+        if change_detection is None:
+            change_detection = ChangeDetection(
+                xi=xi, settings=cpd_settings, count_running=count_running
+            )
+        super().__init__(**forward(GPUCBSampler, locals()))

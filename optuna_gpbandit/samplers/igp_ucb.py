@@ -2,52 +2,69 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+if TYPE_CHECKING:
+    from optuna.samplers import BaseSampler
+    from optuna.trial import FrozenTrial
+
+    from optuna_gpbandit._censoring import Censoring
+    from optuna_gpbandit.changepoint import ChangeDetection
+    from optuna_gpbandit.constraints import LongTermConstraints
 
 import numpy as np
 
+from optuna_gpbandit._arguments import forward
 from optuna_gpbandit._maximize import maximize_acquisition
 from optuna_gpbandit.acquisition.ucb import UCB
 from optuna_gpbandit.samplers._base import SelectionContext
+from optuna_gpbandit.samplers._docs import document
 from optuna_gpbandit.samplers._kernelized import KernelizedBanditSampler
 
 
+@document
 class IGPUCBSampler(KernelizedBanditSampler):
     """Improved GP-UCB: maximise ``mu_{t-1}(x) + beta_t sigma_{t-1}(x)`` with
     ``beta_t = B + R sqrt(2 (gamma_{t-1} + 1 + log(1 / delta)))``.
 
     Parameters
     ----------
-    B
-        Bound on the RKHS norm of the (standardised) objective. Default 0.5 [design choice]:
-        lower cumulative regret than 1.0 on Branin, Hartmann-3/6 and Ackley-5 (4 seeds x 60
-        trials) with similar simple regret; 0.25 was too greedy on Hartmann-6.
-    R
-        Sub-Gaussian noise level. ``None`` (default) uses the model's noise standard deviation
-        ``sqrt(lambda)``, as the paper's experiments set ``lambda = R^2``.
-    delta
-        Failure probability in ``(0, 1)``.
-    lam
-        Regulariser ``lambda`` (noise variance relative to the kernel amplitude). ``None``
-        (default): fitted with the other hyperparameters. ``"theory"``: ``1 + 2 / horizon``, the
-        paper's specification. A number: that value (floored at ``1e-6``). A fixed ``lam`` sets the
-        GP noise to ``lam * kernel_scale`` (``kernel_scale`` taken as 1 when it is fitted).
-    horizon
-        ``T`` in ``lam="theory"``; default 100 (Optuna does not tell samplers the horizon).
-    gamma
-        ``gamma_{t-1}``: ``"data"`` (default) the information gain
-        ``0.5 log det(I + K_{t-1} / lambda)`` of the observed design; ``"theory"`` the order
-        bound ``(log t)^{d+1}`` (SE) or ``t^{d(d+1)/(5+d(d+1))} log t`` (Matern-5/2) with constant
-        1; a number; or a callable ``gamma(t - 1, d)``.
-
-        With ``pending=Censoring(theory_beta=True)`` the width is Verma et al.'s
-        ``B + (R + B_y) sqrt(2 (gamma_{t-1} + 1 + log(2 / delta)))`` (``B_y``: ``width``).
-    **kwargs
-        Common options of :class:`~optuna_gpbandit.samplers._base.GPBanditSampler`.
+    <kernelized parameters>
+    <common parameters>
     """
 
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+    def __init__(
+        self,
+        *,
+        B: float = 0.5,
+        R: float | None = None,
+        delta: float = 0.1,
+        lam: float | str | None = None,
+        horizon: int | None = None,
+        gamma: str | float | Callable[[int, int], float] = "data",
+        seed: int | None = None,
+        n_startup_trials: int = 5,
+        independent_sampler: BaseSampler | None = None,
+        deterministic_objective: bool = False,
+        kernel: str = "matern52",
+        lengthscale: float | Sequence[float] | None = None,
+        kernel_scale: float | None = None,
+        noise_var: float | None = None,
+        standardize: bool = True,
+        n_candidates: int = 1024,
+        n_local_search: int = 5,
+        refit_growth: float = 0.05,
+        max_fit_points: int = 256,
+        max_posterior_points: int | None = 1500,
+        warn_independent_sampling: bool = True,
+        pending: str | Censoring = "hallucinate",
+        stale_after: float | None = None,
+        constraints: LongTermConstraints | None = None,
+        constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
+        change_detection: ChangeDetection | None = None,
+        failures: str = "impute",
+    ) -> None:
+        super().__init__(**forward(KernelizedBanditSampler, locals()))
 
     def _select(self, ctx: SelectionContext) -> tuple[np.ndarray, dict[str, Any]]:
         beta, gamma, R = self._width(ctx, thompson=False)

@@ -1,0 +1,181 @@
+"""Parameter documentation shared by the public samplers (numpydoc entries).
+
+Every public sampler lists all its arguments in its own signature; the entries they share are
+written once here and put into each class docstring by :func:`document`, where the line
+``<NAME parameters>`` stands.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from typing import TypeVar
+
+T = TypeVar("T")
+
+COMMON = """\
+seed
+    Seed of every random choice. Each trial's draws come from ``(seed, trial.number)``, so a
+    fresh sampler on a stored study repeats an uninterrupted run. ``None`` draws a seed.
+n_startup_trials
+    Completed trials before the GP is used (``0``: from the first completed trial on). The
+    first trial goes to ``independent_sampler`` (the search space is unknown until a trial
+    completes); the next ones take points of a scrambled Sobol sequence indexed by trial
+    number, so parallel workers get distinct, space-filling points.
+independent_sampler
+    Sampler for parameters outside the relative search space (conditional or dynamic ones)
+    and for trials asked before any has completed. Default: a random sampler whose draws
+    depend only on ``(seed, trial number, parameter)``, the ``j``-th parameter of a trial taking
+    coordinate ``j`` of a scrambled Sobol point (space-filling first batches).
+deterministic_objective
+    ``True``: the objective has no noise; the GP's noise variance is fixed at its floor
+    (``1e-6`` of the standardised variance) instead of fitted, as Optuna's ``GPSampler`` does
+    with this argument. Not with ``noise_var`` (or ``lam``).
+kernel
+    ``"matern52"`` (default) or ``"se"``; ARD lengthscales over the encoded parameters.
+lengthscale, kernel_scale, noise_var
+    Fix these hyperparameters (in encoded unit-cube inputs and standardised targets) instead
+    of fitting them by MAP marginal likelihood. ``lengthscale`` may be a scalar or one value
+    per parameter (in search-space order).
+standardize
+    Standardise the objective values before the GP (default). ``False`` uses the raw,
+    direction-oriented values, as the papers' theory assumes.
+n_candidates
+    Quasi-random candidates scored before local polishing (and the enumeration limit for fully
+    discrete spaces).
+n_local_search
+    Best candidates polished with L-BFGS-B / discrete line search.
+refit_growth, max_fit_points
+    Hyperparameter refit schedule: refit when the number of observations grew by this
+    fraction since the last fit (``0`` refits every trial); fit on at most this many points.
+max_posterior_points
+    At most this many trials enter the GP posterior (default 1500; ``None``: all). Beyond
+    it, the posterior conditions on the pending trials, the best half of the budget and a
+    random sample of the other completed trials (subset of data), which keeps a suggestion
+    under a second at n = 5000. ``t`` and the refit schedule still count every trial.
+warn_independent_sampling
+    Log a warning when a parameter after the startup phase goes to the independent sampler.
+pending
+    How RUNNING and WAITING trials (other workers', or asked and not yet told) are used.
+    Every completed result is used when it arrives, however late, in every mode but
+    ``Censoring.paper()``:
+
+    * ``"hallucinate"`` (default): GP-BUCB (Desautels et al. 2014). Their points shrink the
+      variance, and the mean is that of the completed trials, so a batch spreads out and a
+      slow trial in a good region does not push other workers away from it.
+    * ``"censor"``: Verma et al.'s censoring (GP-UCB-SDF / GP-TS-SDF). Their points enter
+      the GP with the worst observed value as label, which also lowers the mean near them,
+      and the width grows by ``B_y`` times the sum of their posterior standard deviations:
+      more exploration, which pays on rough objectives with long delays. A
+      :class:`~optuna_gpbandit.Censoring` instance sets the window, a known lower bound,
+      ``B_y``, the trials in the sum and Verma's ``beta_t``; ``Censoring.paper()`` also
+      discards results that arrive later than the window (the paper's literal rule).
+    * ``"ignore"``: completed trials only (parallel workers may repeat a point).
+
+    A pending trial's point is never proposed again while it runs.
+stale_after
+    Seconds after which a RUNNING trial of another worker is presumed dead (a crashed
+    worker): it leaves the model, its point is still not proposed, and a warning is logged
+    once. ``None`` (default): 10 times the longest run of any finished trial, at least
+    300 s; ``math.inf``: never. With Optuna's heartbeat (``RDBStorage(...,
+    heartbeat_interval=...)``) a trial whose heartbeat is stale is dead as well.
+constraints
+    Long-term constraints (Shi & Eryilmaz 2022): a
+    :class:`~optuna_gpbandit.constraints.LongTermConstraints` whose multipliers, rebuilt from
+    the stored trials at every call, penalise the GP targets so that the constraints hold
+    on average over the trials. Constraint values come from ``trial.set_constraint(name,
+    value)`` or ``constraints_func``; a value ``> 0`` is a violation. The confidence width
+    uses ``delta / L`` (``L`` epochs; ``delta / 2L`` and the noise factor
+    ``sqrt(1 + sum kappa^2)`` for ``variant="noisy"``).
+constraints_func
+    Optuna's older constraint API: ``constraints_func(frozen_trial) -> sequence of float``
+    called after each COMPLETE or PRUNED trial, values stored as Optuna's own samplers do.
+    With no ``constraints`` given it enables ``LongTermConstraints()`` (noiseless).
+change_detection
+    Non-stationary objectives (Avanesov's GP-UCB-CPD): a
+    :class:`~optuna_gpbandit.changepoint.ChangeDetection` that makes about
+    ``xi * sqrt(t)`` of the trials uniform-exploration trials, runs the change-point test on
+    them and, on detection, resets the history the model sees. See
+    :meth:`change_points` and :meth:`current_best_trial`.
+failures
+    What the model makes of FAIL trials (an exception or a NaN value), PRUNED trials and
+    values of ``+-inf``:
+
+    * ``"impute"`` (default): they enter the posterior as bad results, the worst observed
+      value, or a pruned trial's last intermediate value (as TPE uses it), so the sampler
+      learns where trials fail;
+    * ``"ignore"``: they are left out of the model (Optuna's GPSampler does this).
+
+    In both modes their points are not asked again while any other point is left, and a
+    study where most recent trials fail logs a warning once.
+"""
+
+GP_UCB = """\
+beta
+    The schedule ``beta_t`` (before ``beta_scale``):
+
+    * ``"theorem1"``: ``2 log(|D| t^2 pi^2 / (6 delta))``. ``|D|`` is the number of points of a
+      fully discrete search space, and otherwise the number of scored candidates
+      (``n_candidates``), the discretisation of a continuous space.
+    * ``"theorem2"``: ``2 log(2 t^2 pi^2 / (3 delta)) + 2 d log(t^2 d b r sqrt(log(4 d a /
+      delta)))`` for a continuous space of ``d`` parameters (encoded to the unit cube).
+    * ``"theorem3"``: ``2 B + 300 gamma_t log(t / delta)^3``; ``gamma_t`` is bounded by the
+      greedy experimental design on 256 fixed quasi-random points, divided by ``1 - 1/e``.
+      Huge in practice (almost pure exploration); provided for completeness.
+    * ``"auto"`` (default): ``"theorem1"``.
+    * a number: constant ``beta``; a callable: ``beta(t)``.
+
+    ``t`` is the number of completed trials the model sees plus one.
+beta_scale
+    Factor on ``beta_t``. ``1.0`` is the theory; the paper's experiments used ``0.2`` ("divided
+    by 5"). Default ``0.05`` [design choice], re-measured with the current lengthscale prior
+    on Hartmann-3/6 (10 seeds x 100 trials; scale: seeds solved on Hartmann-3 / Hartmann-6,
+    cumulative regret on Hartmann-6): 0.02: 6 / 6, 57; 0.05: 7 / 6, 66; 0.1: 8 / 6, 97;
+    0.2: 10 / 6, 132. Larger scales escape Hartmann-3's local minimum more often and pay in
+    cumulative regret elsewhere. See the README for the numbers.
+delta
+    Failure probability in ``(0, 1)``.
+lipschitz_a, lipschitz_b, domain_r
+    Theorem 2 constants ``a``, ``b`` (derivative tail bound) and ``r`` (domain side; 1 after
+    encoding).
+rkhs_bound
+    Theorem 3 ``B``, a bound on the *squared* RKHS norm of the objective.
+"""
+
+KERNELIZED = """\
+B
+    Bound on the RKHS norm of the (standardised) objective. Default 0.5 [design choice]:
+    lower cumulative regret than 1.0 on Branin, Hartmann-3/6 and Ackley-5 (4 seeds x 60
+    trials) with similar simple regret; 0.25 was too greedy on Hartmann-6.
+R
+    Sub-Gaussian noise level. ``None`` (default) uses the model's noise standard deviation
+    ``sqrt(lambda)``, as the paper's experiments set ``lambda = R^2``.
+delta
+    Failure probability in ``(0, 1)``.
+lam
+    Regulariser ``lambda`` (noise variance relative to the kernel amplitude). ``None``
+    (default): fitted with the other hyperparameters. ``"theory"``: ``1 + 2 / horizon``, the
+    paper's specification. A number: that value (floored at ``1e-6``). A fixed ``lam`` sets the
+    GP noise to ``lam * kernel_scale`` (``kernel_scale`` taken as 1 when it is fitted).
+horizon
+    ``T`` in ``lam="theory"``; default 100 (Optuna does not tell samplers the horizon).
+gamma
+    ``gamma_{t-1}``: ``"data"`` (default) the information gain
+    ``0.5 log det(I + K_{t-1} / lambda)`` of the observed design; ``"theory"`` the order
+    bound ``(log t)^{d+1}`` (SE) or ``t^{d(d+1)/(5+d(d+1))} log t`` (Matern-5/2) with constant
+    1; a number; or a callable ``gamma(t - 1, d)``.
+
+    With ``pending=Censoring(theory_beta=True)`` the width is Verma et al.'s
+    ``B + (R + B_y) sqrt(2 (gamma_{t-1} + 1 + log(2 / delta)))`` (``B_y``: ``width``;
+    ``log(4 / delta)`` for GP-TS).
+"""
+
+_SECTIONS = {"common": COMMON, "gp_ucb": GP_UCB, "kernelized": KERNELIZED}
+
+
+def document(cls: T) -> T:
+    """Replace each ``<NAME parameters>`` line of ``cls``'s docstring by that shared text."""
+    doc = cls.__doc__ or ""
+    for name, text in _SECTIONS.items():
+        doc = doc.replace(f"    <{name} parameters>\n", textwrap.indent(text, "    "))
+    cls.__doc__ = doc
+    return cls

@@ -1,0 +1,164 @@
+"""Drop-in use: full signatures in step with the docstrings, GPSampler's arguments with their
+meaning, clear errors, and the OptunaHub package."""
+
+import inspect
+import logging
+import os
+
+import optuna
+import optunahub
+import pytest
+from optuna.samplers import GPSampler
+
+from optuna_gpbandit import (
+    ConstrainedGPUCBSampler,
+    GPTSSampler,
+    GPUCBCPDSampler,
+    GPUCBSampler,
+    IGPUCBSampler,
+    sampler_record,
+)
+from optuna_gpbandit.gp.fit import MIN_NOISE_VAR
+
+PUBLIC = [GPUCBSampler, IGPUCBSampler, GPTSSampler, ConstrainedGPUCBSampler, GPUCBCPDSampler]
+GP_DROP_IN = [GPUCBSampler, IGPUCBSampler, GPTSSampler]
+HUB = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "hub")
+
+
+def _documented(cls):
+    """Names in the numpydoc Parameters section of ``cls``'s docstring."""
+    doc = inspect.getdoc(cls)
+    lines = doc.split("Parameters\n----------\n", 1)[1].splitlines()
+    names = set()
+    for line in lines:
+        if line and not line[0].isspace():
+            names.update(n.strip() for n in line.split(","))
+    return names
+
+
+def _quadratic(trial):
+    return (trial.suggest_float("x", 0.0, 1.0) - 0.3) ** 2 + trial.suggest_float("y", 0.0, 1.0)
+
+
+@pytest.mark.parametrize("cls", PUBLIC)
+def test_signature_is_explicit_and_every_argument_is_documented(cls):
+    params = inspect.signature(cls).parameters.values()
+    assert not any(p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL) for p in params)
+    assert all(p.kind == p.KEYWORD_ONLY for p in params)
+    names = {p.name for p in params}
+    documented = _documented(cls)
+    assert names <= documented, sorted(names - documented)
+    assert documented <= names, sorted(documented - names)  # nothing stale either
+    assert "<" not in inspect.getdoc(cls).split("Parameters", 1)[1].split("\n")[0]
+
+
+@pytest.mark.parametrize("cls", PUBLIC)
+def test_an_unknown_argument_names_the_public_class(cls):
+    with pytest.raises(TypeError, match=rf"{cls.__name__}\.__init__\(\) got an unexpected"):
+        cls(no_such_argument=1)
+
+
+@pytest.mark.parametrize("cls", GP_DROP_IN)
+def test_every_gpsampler_argument_is_accepted(cls):
+    ours = inspect.signature(cls).parameters
+    theirs = [n for n in inspect.signature(GPSampler.__init__).parameters if n != "self"]
+    assert set(theirs) <= set(ours)
+    cls(seed=1, independent_sampler=optuna.samplers.RandomSampler(seed=1), n_startup_trials=0,
+        deterministic_objective=True, constraints_func=lambda t: [0.0],
+        warn_independent_sampling=False)
+
+
+@pytest.mark.parametrize("cls", GP_DROP_IN)
+def test_seed_makes_runs_repeat(cls):
+    runs = []
+    for _ in range(2):
+        study = optuna.create_study(sampler=cls(seed=3, n_candidates=64))
+        study.optimize(_quadratic, n_trials=8)
+        runs.append([t.params for t in study.trials])
+    assert runs[0] == runs[1]
+
+
+class _Counting(optuna.samplers.RandomSampler):
+    calls = 0
+
+    def sample_independent(self, study, trial, name, dist):
+        type(self).calls += 1
+        return super().sample_independent(study, trial, name, dist)
+
+
+@pytest.mark.parametrize("cls", GP_DROP_IN)
+def test_independent_sampler_draws_what_the_model_cannot(cls):
+    _Counting.calls = 0
+    study = optuna.create_study(sampler=cls(seed=0, independent_sampler=_Counting(seed=0)))
+    study.optimize(_quadratic, n_trials=1)  # the first trial: no search space yet
+    assert _Counting.calls == 2
+
+
+@pytest.mark.parametrize("cls", GP_DROP_IN)
+@pytest.mark.parametrize("n_startup", [0, 4])
+def test_n_startup_trials_sets_when_the_model_starts(cls, n_startup):
+    study = optuna.create_study(sampler=cls(seed=0, n_startup_trials=n_startup))
+    study.optimize(_quadratic, n_trials=7)
+    modelled = [sampler_record(t) is not None for t in study.trials]
+    first = max(n_startup, 1)  # trial 0 never: no search space before a trial completes
+    assert modelled == [False] * first + [True] * (7 - first)
+
+
+@pytest.mark.parametrize("cls", GP_DROP_IN)
+def test_deterministic_objective_fixes_the_noise_at_its_floor(cls):
+    fitted = optuna.create_study(sampler=cls(seed=0))
+    fitted.optimize(lambda t: _quadratic(t) + 0.05 * (t.number % 3), n_trials=10)
+    fixed = optuna.create_study(sampler=cls(seed=0, deterministic_objective=True))
+    fixed.optimize(lambda t: _quadratic(t) + 0.05 * (t.number % 3), n_trials=10)
+    assert sampler_record(fixed.trials[-1])["gp"]["noise_var"] == pytest.approx(MIN_NOISE_VAR)
+    assert sampler_record(fitted.trials[-1])["gp"]["noise_var"] > 10 * MIN_NOISE_VAR
+    with pytest.raises(ValueError, match="deterministic_objective"):
+        cls(deterministic_objective=True, noise_var=0.1)
+    with pytest.raises(ValueError, match="deterministic_objective"):
+        cls(deterministic_objective="yes")
+
+
+@pytest.mark.parametrize("cls", GP_DROP_IN)
+def test_constraints_func_values_are_stored_and_used(cls):
+    study = optuna.create_study(sampler=cls(seed=0, constraints_func=lambda t: [t.params["x"] - 0.5]))
+    study.optimize(_quadratic, n_trials=8)
+    stored = [t.system_attrs.get("constraints") for t in study.trials]
+    assert [list(c) for c in stored] == [[t.params["x"] - 0.5] for t in study.trials]  # as Optuna's
+    assert "multipliers" in sampler_record(study.trials[-1])  # the constraint stage ran
+
+
+@pytest.mark.parametrize("cls", GP_DROP_IN)
+@pytest.mark.parametrize("warn", [True, False])
+def test_warn_independent_sampling(cls, warn, caplog):
+    def objective(trial):
+        x = trial.suggest_float("x", 0.0, 1.0)
+        if trial.number >= 6:
+            trial.suggest_float("late", 0.0, 1.0)  # not in the relative search space
+        return x
+
+    study = optuna.create_study(sampler=cls(seed=0, warn_independent_sampling=warn))
+    with caplog.at_level(logging.WARNING):
+        study.optimize(objective, n_trials=7)
+    warned = any("outside the relative search space" in r.getMessage() for r in caplog.records)
+    assert warned == warn
+
+
+def test_constrained_sampler_without_constraint_data_warns_once(caplog):
+    study = optuna.create_study(sampler=ConstrainedGPUCBSampler(seed=0))
+    with caplog.at_level(logging.WARNING, logger="optuna_gpbandit"):
+        study.optimize(_quadratic, n_trials=9)
+    msgs = [r.getMessage() for r in caplog.records if "constraint values" in r.getMessage()]
+    assert len(msgs) == 1 and msgs[0].startswith("ConstrainedGPUCBSampler: none of the")
+
+
+def test_optunahub_package_loads_and_runs_a_study():
+    module = optunahub.load_local_module("samplers/gp_bandit", registry_root=HUB)
+    assert module.GPUCBSampler is GPUCBSampler
+    study = optuna.create_study(sampler=module.GPUCBSampler(seed=0))
+    study.optimize(lambda t: (t.suggest_float("x", -5.0, 5.0) - 2.0) ** 2, n_trials=15)
+    assert len(study.trials) == 15 and study.best_value < 0.5
+    readme = open(os.path.join(HUB, "samplers", "gp_bandit", "README.md")).read()
+    front = readme.split("---")[1]
+    for key in ("author:", "title:", "description:", "tags:", "optuna_versions:", "license:"):
+        assert key in front
+    assert os.path.exists(os.path.join(HUB, "samplers", "gp_bandit", "LICENSE"))
