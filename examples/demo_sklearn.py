@@ -84,8 +84,8 @@ def print_sampler_summary(study: optuna.Study) -> None:
     order = sorted(zip(gp["lengthscales"], r["names"]))
     print("  Sensitivity (shorter lengthscale = accuracy changes faster with the parameter): "
           + ", ".join(f"{n} {v:.2g}" for v, n in order) + " (unit-scaled ranges).")
-    print(f"  Estimated noise: {gp['noise_var'] / gp['scale']:.2%} of the signal variance "
-          "(cross-validation scores are not exactly repeatable).")
+    print(f"  Estimated noise: {100 * gp['noise_var'] / gp['scale']:.2g} % of the signal variance "
+          "(the part of the scores the model treats as chance, not as the parameters' effect).")
     print(f"  Information gathered so far: {r['info_gain']:.1f} nats (more = a better-known "
           "objective).")
 
