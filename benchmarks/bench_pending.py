@@ -19,7 +19,7 @@ ask/tell, so the order of asks and tells, and with it every delay, is fixed):
   20 sequential trials of the sampler under test. Reports how many completed trials its model
   labelled censored (the largest count over the 20 asks) and the regret after the 20.
 
-Methods: ``GPUCBSampler`` with the library default (``pending="hallucinate"``, pending points
+Methods: ``GPUCBSampler`` (``--sampler igp-ucb`` / ``gp-ts`` for the others) with the library default (``pending="hallucinate"``, pending points
 kept apart), ``Censoring.paper()`` (the paper's literal rule: late results stay censored,
 window 20), ``"censor"`` (censoring of running trials only) and ``"ignore"``; Optuna's
 ``GPSampler`` (where torch is installed) and ``TPESampler(constant_liar=True)``.
@@ -44,7 +44,7 @@ if __name__ == "__main__":
 import numpy as np  # noqa: E402
 import optuna  # noqa: E402
 
-from optuna_gpbandit import Censoring, GPUCBSampler  # noqa: E402
+from optuna_gpbandit import Censoring, GPTSSampler, GPUCBSampler, IGPUCBSampler  # noqa: E402
 from optuna_gpbandit.report import sampler_record  # noqa: E402
 from problems import PROBLEMS  # noqa: E402
 
@@ -52,6 +52,8 @@ BRANIN = PROBLEMS["branin"]
 CENTRE = np.array([0.7, 0.3])
 GOOD_RADIUS = 0.15
 SLOW, FAST = 30.0, 1.0
+OURS = {"gp-ucb": GPUCBSampler, "igp-ucb": IGPUCBSampler, "gp-ts": GPTSSampler}
+SAMPLER = ["gp-ucb"]  # set by --sampler
 
 
 def make_sampler(method: str, seed: int) -> optuna.samplers.BaseSampler:
@@ -69,7 +71,7 @@ def make_sampler(method: str, seed: int) -> optuna.samplers.BaseSampler:
         "ignore": "ignore",
     }[method]
     kw = {} if pending is None else {"pending": pending}
-    return GPUCBSampler(seed=seed, **kw)
+    return OURS[SAMPLER[0]](seed=seed, **kw)
 
 
 def _point(trial: optuna.trial.Trial, d: int) -> np.ndarray:
@@ -192,8 +194,11 @@ def main() -> None:
     parser.add_argument("--cases", nargs="+", default=list(CASES))
     parser.add_argument("--methods", nargs="+",
                         default=["default", "paper", "censor", "ignore", "gpsampler", "tpe"])
+    parser.add_argument("--sampler", choices=sorted(OURS), default="gp-ucb",
+                        help="our sampler under the pending rules (default gp-ucb)")
     parser.add_argument("--threads", default="1")
     args = parser.parse_args()
+    SAMPLER[0] = args.sampler
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     try:
         import torch  # noqa: F401  (GPSampler needs it)

@@ -1,6 +1,9 @@
-"""Pending trials -> design rows with censored labels (Verma, Dai & Low, ICML 2022).
+"""Pending trials -> design rows: hallucinated (the default, GP-BUCB) or censored labels
+(Verma, Dai & Low, ICML 2022), with the counts logged once and recorded.
 
-Every launched point enters the GP design. When trial ``c`` is sampled:
+Every launched point enters the GP design. With ``pending="hallucinate"`` every completed trial
+is observed and every pending one is a row whose label the model stage sets to the posterior
+mean of the observed rows. With censoring, when trial ``c`` is sampled:
 
 =====================================================  ================  ==============
 trial ``q``                                            label             in the nu sum
@@ -39,11 +42,11 @@ from optuna.trial import FrozenTrial, TrialState
 
 from optuna_gpbandit._history import History
 from optuna_gpbandit._notices import INFO, WARNING, log_once
+from optuna_gpbandit._storage import read_trial_json, write_trial_json
 from optuna_gpbandit.gp.posterior import GPPosterior
 
 if TYPE_CHECKING:
     from optuna_gpbandit._observations import Observations
-from optuna_gpbandit._storage import read_trial_json, write_trial_json
 
 FINISH_KEY = "finish"
 PENDING_MODES = ("censor", "ignore", "hallucinate")
