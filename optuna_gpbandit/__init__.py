@@ -7,6 +7,7 @@ params. Samplers (``samplers``) compose these parts; ``report`` summarises finis
 """
 
 from optuna_gpbandit import report
+from optuna_gpbandit._notices import configure_logging
 from optuna_gpbandit._censoring import Censoring
 from optuna_gpbandit.changepoint import ChangeDetection, CPDSettings
 from optuna_gpbandit.constraints import LongTermConstraints
@@ -25,6 +26,8 @@ from optuna_gpbandit.samplers import (
     GPUCBSampler,
     IGPUCBSampler,
 )
+
+configure_logging()
 
 __version__ = "0.1.0"
 __all__ = [

@@ -1,8 +1,13 @@
-"""Log a message once per study and process (counts included by the caller).
+"""The package's log: shown like Optuna's own messages, and once per study where it would repeat.
 
 Samplers are stateless, but a message such as "12 failed trials are left out of the model" would
-repeat at every trial; this keeps one per ``(storage, study, key)``. Nothing here affects the
-points sampled.
+repeat at every trial; :func:`log_once` keeps one per ``(storage, study, key)`` (counts included
+by the caller). Nothing here affects the points sampled.
+
+Messages of the ``optuna_gpbandit`` loggers reach Optuna's handler and obey Optuna's verbosity
+(``optuna.logging.set_verbosity``), so an INFO notice shows by default as Optuna's INFO lines do.
+An application that configures logging itself (handlers on the root logger) gets them through
+the usual propagation instead.
 """
 
 from __future__ import annotations
@@ -16,6 +21,25 @@ from optuna.study import Study
 _logger = get_logger("optuna_gpbandit")
 _seen: set[tuple[int, int, str]] = set()
 _lock = threading.Lock()
+
+
+class _ToOptuna(logging.Handler):
+    """Hand a record to Optuna's logger when the application has not configured logging."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if logging.getLogger().handlers:  # the root logger handles it (propagation)
+            return
+        target = logging.getLogger("optuna")
+        if target.isEnabledFor(record.levelno):
+            target.handle(record)
+
+
+def configure_logging() -> None:
+    """Attach :class:`_ToOptuna` to the package logger once (level INFO unless set)."""
+    if not any(isinstance(h, _ToOptuna) for h in _logger.handlers):
+        _logger.addHandler(_ToOptuna())
+        if _logger.level == logging.NOTSET:
+            _logger.setLevel(logging.INFO)
 
 
 def log_once(study: Study, key: str, level: int, msg: str, *args: object) -> bool:

@@ -208,3 +208,28 @@ def test_bad_censoring_flags_are_refused():
         Censoring(discard_late="yes")
     with pytest.raises(ValueError, match="theory_beta"):
         Censoring(theory_beta=1)
+
+
+_SCRIPT = """
+import optuna, optuna_gpbandit as og
+optuna.logging.set_verbosity(optuna.logging.{level})
+s = optuna.create_study(sampler=og.GPUCBSampler(seed=0))
+s.optimize(lambda t: t.suggest_float("x", 0, 1) ** 2, n_trials=6)
+for _ in range(3):
+    s.ask().suggest_float("x", 0, 1)
+"""
+
+
+@pytest.mark.parametrize("level", ["INFO", "WARNING"])
+def test_notices_show_like_optunas_own_lines_and_obey_its_verbosity(level):
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _SCRIPT.format(level=level)],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    lines = [l for l in out.stderr.splitlines() if "pending points" in l]
+    if level == "INFO":
+        assert len(lines) == 1 and lines[0].startswith("[I ")  # Optuna's format, once
+    else:
+        assert lines == []
