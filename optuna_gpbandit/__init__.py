@@ -10,7 +10,7 @@ from optuna_gpbandit import report
 from optuna_gpbandit._notices import configure_logging
 from optuna_gpbandit._censoring import Censoring
 from optuna_gpbandit.changepoint import ChangeDetection, CPDSettings
-from optuna_gpbandit.constraints import LongTermConstraints
+from optuna_gpbandit.constraints import FeasibleConstraints, LongTermConstraints
 from optuna_gpbandit.report import (
     ConstraintReport,
     RegretReport,
@@ -36,6 +36,7 @@ __all__ = [
     "ChangeDetection",
     "ConstrainedGPUCBSampler",
     "ConstraintReport",
+    "FeasibleConstraints",
     "LongTermConstraints",
     "constraint_report",
     "GPTSSampler",

@@ -178,6 +178,16 @@ class Exclusion:
             self.radius /= 2.0
 
 
+def union_regions(
+    *regions: Callable[[np.ndarray], np.ndarray] | None,
+) -> Callable[[np.ndarray], np.ndarray] | None:
+    """One ``region(X) -> mask`` for every given region (``None`` entries skipped)."""
+    given = [r for r in regions if r is not None]
+    if len(given) <= 1:
+        return given[0] if given else None
+    return lambda X: np.logical_or.reduce([r(X) for r in given])
+
+
 def near_any(
     X: np.ndarray, points: np.ndarray | Exclusion | None, tol: float = SAME_POINT_TOL
 ) -> np.ndarray:

@@ -99,6 +99,11 @@ from optuna_gpbandit.constraints.data import (
     constraint_vector,
     trial_constraints,
 )
+from optuna_gpbandit.constraints.feasible import (
+    ConstraintModels,
+    FeasibleConstraints,
+    OptimisticViolation,
+)
 from optuna_gpbandit.constraints.multipliers import (
     MultiplierState,
     epoch_index,
@@ -134,6 +139,9 @@ from optuna_gpbandit.constraints.stage import (
 )
 
 __all__ = [
+    "ConstraintModels",
+    "FeasibleConstraints",
+    "OptimisticViolation",
     "CONSTRAINTS_KEY",
     "CONSTRAINT_PREFIX",
     "DIAGNOSTICS_KEY",

@@ -37,11 +37,13 @@ from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit._storage import write_trial_json
 from optuna_gpbandit._threads import single_threaded_blas
 from optuna_gpbandit.changepoint import ChangeDetection
-from optuna_gpbandit.constraints import DIAGNOSTICS_KEY, LongTermConstraints
+from optuna_gpbandit.constraints import (DIAGNOSTICS_KEY, FeasibleConstraints,
+                                         LongTermConstraints)
 from optuna_gpbandit.gp.fit import MIN_NOISE_VAR
 from optuna_gpbandit.gp.posterior import NumericalError
 from optuna_gpbandit.samplers._concurrency import MAX_ROUNDS, taken_meanwhile
-from optuna_gpbandit.samplers._context import SelectionContext, exclusion
+from optuna_gpbandit.samplers._context import (SelectionContext, any_admitted, exclusion,
+                                              toward_feasibility)
 from optuna_gpbandit.samplers._docs import document
 from optuna_gpbandit.samplers._segments import SegmentsMixin
 
@@ -77,7 +79,7 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
         warn_independent_sampling: bool = True,
         pending: str | Censoring = "hallucinate",
         stale_after: float | None = None,
-        constraints: LongTermConstraints | None = None,
+        constraints: LongTermConstraints | FeasibleConstraints | None = None,
         constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
         change_detection: ChangeDetection | None = None,
         failures: str = "impute",
@@ -100,14 +102,17 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
             stale_after if stale_after is None or stale_after == math.inf
             else check_number("stale_after", stale_after)
         )
-        if constraints is not None and not isinstance(constraints, LongTermConstraints):
+        if constraints is not None and not isinstance(
+            constraints, (LongTermConstraints, FeasibleConstraints)
+        ):
             raise ValueError(
-                f"constraints must be a LongTermConstraints instance, got {constraints!r}."
+                "constraints must be a FeasibleConstraints or LongTermConstraints instance, "
+                f"got {constraints!r}."
             )
         if constraints_func is not None and not callable(constraints_func):
             raise ValueError("constraints_func must be callable.")
         if constraints is None and constraints_func is not None:
-            constraints = LongTermConstraints()
+            constraints = FeasibleConstraints()  # GPSampler's meaning: the best feasible point
         self._constraints = constraints
         self._constraints_func = constraints_func
         if change_detection is not None and not isinstance(change_detection, ChangeDetection):
@@ -213,7 +218,14 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
         failed = _failures.failed_rows(history, study.direction)
         _failures.report(study, trial, failed, self._failures)
         noise_factor, delta_factor = 1.0, 1.0
-        if self._constraints is not None:
+        feasibility = None
+        if isinstance(self._constraints, FeasibleConstraints):
+            feasibility = self._constraints.fit(
+                [t for t in history.completed if t.number >= start], space,
+                self._gp_config.kernel, self._seed)
+            extra["feasibility"] = {"constraints": 0 if feasibility is None
+                                    else len(feasibility.models)}
+        elif self._constraints is not None:
             stage = self._constraints.prepare([
                 t for t in history.all_trials
                 if t.number >= start and all(n in t.params for n in space.names)
@@ -265,10 +277,15 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
             return self._startup_point(space, trial.number), None
         bonus = _censoring.width_bonus(obs, model.posterior, self._censoring)
         rng = _randomness.trial_rng(self._seed, trial.number, _randomness.SAMPLE)
-        pending_X = exclusion(obs, model, space, history, failed)
+        pending_X = exclusion(obs, model, space, history, failed,
+                              None if feasibility is None else feasibility.infeasible)
         ctx = SelectionContext(study, trial, space, obs, model, rng, bonus, noise_factor,
                                delta_factor, pending_X)
-        x, record = self._select(ctx)
+        if feasibility is not None and not any_admitted(feasibility, space, ctx):
+            x, record = toward_feasibility(feasibility, ctx, self._n_candidates,
+                                           self._n_local_search)
+        else:
+            x, record = self._select(ctx)
         record.update(ctx.step_record(x))
         record.update(extra)
         return x, record

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 from optuna.study import Study
@@ -13,7 +13,9 @@ from optuna_gpbandit import _failures
 from optuna_gpbandit._censoring import PENDING_SPREAD
 from optuna_gpbandit._failures import FailedRow
 from optuna_gpbandit._history import History
-from optuna_gpbandit._maximize import Exclusion, repeated_points
+from optuna_gpbandit._maximize import (Exclusion, maximize_acquisition, repeated_points,
+                                      union_regions)
+from optuna_gpbandit.constraints.feasible import ConstraintModels, OptimisticViolation
 from optuna_gpbandit._model import FittedModel
 from optuna_gpbandit._observations import Observations
 from optuna_gpbandit._space import EncodedSpace
@@ -82,17 +84,41 @@ def repeat_limit(model: FittedModel) -> int:
 
 
 def exclusion(obs: Observations, model: FittedModel, space: EncodedSpace, history: History,
-              failed: list[FailedRow]) -> Exclusion:
+              failed: list[FailedRow],
+              infeasible: Callable[[np.ndarray], np.ndarray] | None = None) -> Exclusion:
     """What the maximiser must not propose while anything else is left: the neighbourhood of
     the points of trials still pending (``PENDING_SPREAD``), the points of failed trials and of
-    trials presumed dead, points already evaluated as often as they may be, and the
-    neighbourhoods of failed trials inside a failing region."""
+    trials presumed dead, points already evaluated as often as they may be, the
+    neighbourhoods of failed trials inside a failing region, and points that no constraint's
+    confidence bound admits (``infeasible``, :mod:`optuna_gpbandit.constraints.feasible`)."""
     pending = np.isin(obs.numbers, [p.trial.number for p in history.pending]) & ~obs.observed
     return Exclusion(
         np.vstack([
             space.encode_many([r.params for r in failed] + [p.params for p in history.dead]),
             repeated_points(obs.X[obs.fit_rows], repeat_limit(model)),
         ]),
-        _failures.failing_region(obs, model.posterior.params, space.is_categorical),
+        union_regions(
+            _failures.failing_region(obs, model.posterior.params, space.is_categorical),
+            infeasible,
+        ),
         apart=obs.X[pending], radius=PENDING_SPREAD,
     )
+
+
+def any_admitted(feasibility: ConstraintModels, space: EncodedSpace,
+                 ctx: SelectionContext) -> bool:
+    """Whether some quasi-random candidate or observed point is optimistically feasible."""
+    C = np.vstack([space.sobol(256, seed=int(ctx.rng.integers(2**31 - 1))),
+                   ctx.obs.X[ctx.obs.fit_rows]])
+    return not bool(feasibility.infeasible(C).all())
+
+
+def toward_feasibility(feasibility: ConstraintModels, ctx: SelectionContext, n_candidates: int,
+                       n_local_search: int) -> tuple[np.ndarray, dict[str, Any]]:
+    """CONFIG's other branch: no point is optimistically feasible, so minimise the optimistic
+    violation (the same for every sampler)."""
+    x, value = maximize_acquisition(
+        OptimisticViolation(feasibility), ctx.space, ctx.rng, n_candidates=n_candidates,
+        n_local_search=n_local_search, warm_starts=ctx.warm_starts(), exclude=ctx.pending_X,
+    )
+    return x, {"optimistic_violation": -float(value)}

@@ -1,0 +1,129 @@
+"""Optimistic feasibility: the best *feasible* point, with one GP per constraint.
+
+CONFIG (Xu, Jiang, Shen & Paulson, "Constrained Efficient Global Optimization of Expensive
+Black-box Functions", ICML 2023): a point is optimistically feasible when every constraint's
+lower confidence bound ``mu_j(x) - width * sigma_j(x)`` is ``<= 0`` (a value ``> 0`` is a
+violation, as in Optuna). The sampler's own acquisition (GP-UCB, IGP-UCB, GP-TS) is maximised
+over those points; when the candidates hold none, the next point minimises the optimistic
+violation ``sum_j max(0, lcb_j(x))``. The paper bounds both the cumulative regret and the
+cumulative violation.
+
+Each constraint's GP is fitted on its own standardised values, so the units of a constraint do
+not matter (memory in MB or in GB gives the same points), and the threshold 0 is standardised
+with them. Everything is rebuilt from the stored trials at every call (stateless).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+from optuna.study import StudyDirection
+from optuna.trial import FrozenTrial, TrialState
+
+from optuna_gpbandit._model import GPConfig, fit_model
+from optuna_gpbandit._observations import build_observations
+from optuna_gpbandit._space import EncodedSpace
+from optuna_gpbandit.constraints.data import MISSING_POLICIES, constraint_matrix
+from optuna_gpbandit.gp.posterior import GPPosterior, NumericalError
+
+
+@dataclass(frozen=True)
+class FeasibleConstraints:
+    """Constraints to satisfy trial by trial (``constraints=FeasibleConstraints()``).
+
+    Parameters
+    ----------
+    width
+        Confidence width of the constraints' lower bounds, in posterior standard deviations
+        (default 2.0 [design choice]: a point counts as possibly feasible while its constraint
+        values are within two standard deviations of 0).
+    names
+        Constraint names to use (default: the key set most trials share).
+    on_missing
+        ``"skip"`` (default) or ``"raise"`` for trials whose constraint data is missing or bad.
+    """
+
+    width: float = 2.0
+    names: Sequence[str] | None = None
+    on_missing: str = "skip"
+
+    def __post_init__(self) -> None:
+        if isinstance(self.width, bool) or not (
+            isinstance(self.width, (int, float)) and math.isfinite(self.width)
+            and self.width >= 0
+        ):
+            raise ValueError(f"width must be a finite number >= 0, got {self.width!r}.")
+        if self.on_missing not in MISSING_POLICIES:
+            raise ValueError(
+                f"on_missing must be one of {MISSING_POLICIES}, got {self.on_missing!r}."
+            )
+
+    def fit(self, trials: Sequence[FrozenTrial], space: EncodedSpace, kernel: str,
+            seed: int) -> "ConstraintModels | None":
+        """One GP per constraint on the COMPLETE ``trials`` with constraint values, or ``None``
+        while there are fewer than two such trials."""
+        complete = [t for t in trials if t.state == TrialState.COMPLETE]
+        matrix = constraint_matrix(complete, names=self.names, on_missing=self.on_missing)
+        if matrix.m == 0 or matrix.n < 2:
+            return None
+        numbers = matrix.numbers.tolist()
+        models = []
+        for j in range(matrix.m):
+            g = matrix.values[:, j]
+            obs = build_observations(list(matrix.trials), space, StudyDirection.MAXIMIZE,
+                                     True, targets=dict(zip(numbers, g.tolist())))
+            try:
+                post = fit_model(obs, space, GPConfig(kernel=kernel), None, seed).posterior
+            except NumericalError:
+                continue
+            models.append((post, -obs.shift / obs.scale))
+        if not models:
+            return None
+        return ConstraintModels(tuple(models), float(self.width), tuple(matrix.names))
+
+
+@dataclass(frozen=True)
+class ConstraintModels:
+    """Fitted constraint GPs: ``(posterior, standardised threshold)`` per constraint."""
+
+    models: tuple[tuple[GPPosterior, float], ...]
+    width: float
+    names: tuple[str, ...]
+
+    def lower_bounds(self, X: np.ndarray) -> np.ndarray:
+        """``(n, m)`` optimistic constraint values minus the threshold (standardised units);
+        ``<= 0``: possibly feasible."""
+        X = np.atleast_2d(X)
+        out = np.empty((X.shape[0], len(self.models)))
+        for j, (post, threshold) in enumerate(self.models):
+            mu, var = post.mean_var(X)
+            out[:, j] = mu - self.width * np.sqrt(np.maximum(var, 0.0)) - threshold
+        return out
+
+    def infeasible(self, X: np.ndarray) -> np.ndarray:
+        """Mask of the rows of ``X`` that no constraint's confidence bound admits."""
+        return (self.lower_bounds(X) > 0.0).any(axis=1)
+
+
+class OptimisticViolation:
+    """Acquisition ``-sum_j max(0, lcb_j(x))``: the point most likely to be feasible."""
+
+    def __init__(self, models: ConstraintModels) -> None:
+        self.models = models
+
+    def values(self, X: np.ndarray) -> np.ndarray:
+        return -np.maximum(self.models.lower_bounds(X), 0.0).sum(axis=1)
+
+    def value_grad(self, x: np.ndarray) -> tuple[float, np.ndarray]:
+        total, grad = 0.0, np.zeros_like(np.asarray(x, dtype=float))
+        for post, threshold in self.models.models:
+            mu, var, dmu, dvar = post.mean_var_grad(x)
+            sd = math.sqrt(max(var, 0.0))
+            lb = mu - self.models.width * sd - threshold
+            if lb > 0.0:
+                total += lb
+                grad += dmu - (self.models.width * 0.5 / sd) * dvar if sd > 1e-12 else dmu
+        return -total, -grad
