@@ -14,6 +14,8 @@ Only COMPLETE trials count, in trial-number order.
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -286,6 +288,17 @@ class ConstraintReport(LongTermMetrics):
         Constraint names of the columns.
     skipped
         COMPLETE trials left out for unusable constraint data.
+    feasible
+        Whether each round's constraints all hold (``g <= 0``).
+    best_feasible
+        The best feasible value so far (``study.best_value`` at the end; NaN before the first
+        feasible round).
+    feasible_share
+        Share of feasible rounds so far.
+    optimum
+        The constrained optimum given (NaN if none: the regret curves are NaN then).
+    maximize
+        Direction of the objective.
     """
 
     numbers: np.ndarray = None  # type: ignore[assignment]
@@ -293,27 +306,52 @@ class ConstraintReport(LongTermMetrics):
     constraints: np.ndarray = None  # type: ignore[assignment]
     names: tuple[str, ...] = ()
     skipped: tuple[SkippedTrial, ...] = ()
+    feasible: np.ndarray = None  # type: ignore[assignment]
+    best_feasible: np.ndarray = None  # type: ignore[assignment]
+    feasible_share: np.ndarray = None  # type: ignore[assignment]
+    optimum: float = math.nan
+    maximize: bool = True
+
+    def summary(self) -> dict[str, float | int | None]:
+        """Final values: the long-term metrics, the best feasible value, its gap to the optimum
+        (NaN without one; ``inf`` with no feasible round), and the feasible share."""
+        out = super().summary()
+        n = int(self.regret.size)
+        best = float(self.best_feasible[-1]) if n else math.nan
+        out["best_feasible"] = None if math.isnan(best) else best
+        if math.isnan(self.optimum):
+            out["best_feasible_gap"] = None
+        elif math.isnan(best):
+            out["best_feasible_gap"] = math.inf
+        else:
+            out["best_feasible_gap"] = (self.optimum - best) if self.maximize \
+                else (best - self.optimum)
+        out["feasible_share"] = float(self.feasible_share[-1]) if n else None
+        return out
 
 
 def constraint_report(
     study: Study,
-    optimum: float,
+    optimum: float | None = None,
     *,
     objective: Callable[[dict[str, Any]], float] | None = None,
     constraints: Callable[[dict[str, Any]], Sequence[float]] | None = None,
     names: Sequence[str] | None = None,
     on_missing: str = "skip",
 ) -> ConstraintReport:
-    """Time-averaged regret and cumulative constraint violation of a study.
+    """Best feasible value, feasible share, constraint violation and regret of a study, per
+    round, side by side.
 
-    Only COMPLETE trials count, in trial-number order.
+    Only COMPLETE trials count, in trial-number order. ``study.best_trial`` is Optuna's best
+    feasible trial; ``best_feasible`` follows it over the rounds.
 
     Parameters
     ----------
     study
         A single-objective study.
     optimum
-        The constrained optimum ``f(x*)`` in the study's direction.
+        The constrained optimum ``f(x*)`` in the study's direction, if known (for the regret
+        curves and the best feasible value's gap).
     objective
         Optional noise-free objective ``objective(params)``; default: the stored values.
     constraints
@@ -349,7 +387,14 @@ def constraint_report(
         f = np.array([t.value for t in kept], dtype=float)
     else:
         f = np.array([float(objective(t.params)) for t in kept], dtype=float)
-    base = long_term_metrics(f, g, optimum, study.direction == StudyDirection.MAXIMIZE)
+    maximize = study.direction == StudyDirection.MAXIMIZE
+    opt = math.nan if optimum is None else float(optimum)
+    base = long_term_metrics(f, g, opt, maximize)
+    feasible = (g <= 0.0).all(axis=1) if g.shape[1] else np.ones(f.size, dtype=bool)
+    sign = 1.0 if maximize else -1.0
+    best = sign * np.maximum.accumulate(np.where(feasible, sign * f, -np.inf)) if f.size \
+        else np.zeros(0)
+    best[~np.isfinite(best)] = np.nan
     return ConstraintReport(
         regret=base.regret,
         cumulative_regret=base.cumulative_regret,
@@ -362,4 +407,9 @@ def constraint_report(
         constraints=g,
         names=col_names,
         skipped=tuple(skipped),
+        feasible=feasible,
+        best_feasible=best,
+        feasible_share=np.cumsum(feasible) / np.arange(1, f.size + 1),
+        optimum=opt,
+        maximize=maximize,
     )

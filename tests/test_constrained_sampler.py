@@ -47,9 +47,12 @@ def _next(study):
 
 
 def _sampler(**kw):
+    """Long-term mode on raw constraint values (``scale=False``: the paper's formulas)."""
     kw.setdefault("seed", 0)
-    kw.setdefault("epoch_length", 3)
     kw.setdefault("n_candidates", 128)
+    stage = {k: kw.pop(k) for k in ("history",) if k in kw}
+    kw.setdefault("constraints", LongTermConstraints(
+        kw.pop("variant", "noiseless"), epoch_length=3, scale=False, **stage))
     return ConstrainedGPUCBSampler(**kw)
 
 
@@ -152,10 +155,29 @@ def test_noisy_variant_widens_r_by_the_noise_factor():
     assert record["multipliers"] == mult
 
 
+def test_noisy_variant_with_fitted_noise_counts_the_inflation_once():
+    """Algorithm 3 with ``R=None``: the GP is fitted to the penalised targets, whose noise is
+    already the composite ``sqrt(1 + sum kappa^2) R``; beta is the paper's formula with that
+    fitted R, not widened a second time."""
+    study = optuna.create_study(direction="maximize", sampler=_sampler(variant="noisy"))
+    _add_history(study)
+    t, _, mult = _next(study)
+    assert mult["noise_factor"] > 1.0
+    record = read_trial_json(study.get_trials()[t.number], "state")
+    gp = record["gp"]
+    assert record["R"] == pytest.approx(math.sqrt(gp["noise_var"] / gp["scale"]))
+    L = mult["epoch"] + 1  # no n_trials_hint: L is the current epoch, 1-based
+    paper = 0.5 + record["R"] * math.sqrt(2 * (record["gamma"] + 1 + math.log(2 * L / 0.1)))
+    assert record["beta"] == pytest.approx(paper)
+    assert record["beta"] < 0.5 + mult["noise_factor"] * record["R"] * math.sqrt(
+        2 * (record["gamma"] + 1 + math.log(2 * L / 0.1)))  # the double count it replaces
+
+
 @pytest.mark.parametrize("inner", [GPUCBSampler, GPTSSampler])
 def test_any_sampler_takes_the_constraint_stage(inner):
     sampler = inner(seed=0, n_candidates=128,
-                    constraints=LongTermConstraints("noiseless", epoch_length=3))
+                    constraints=LongTermConstraints("noiseless", epoch_length=3,
+                                                                scale=False))
     study = optuna.create_study(direction="maximize", sampler=sampler)
     _add_history(study)
     _, params, record = _next(study)
@@ -191,9 +213,17 @@ def test_bad_constraint_arguments():
     with pytest.raises(ValueError, match="callable"):
         GPUCBSampler(constraints_func=3)
     with pytest.raises(ValueError, match="variant"):
-        ConstrainedGPUCBSampler(variant="robust")
+        ConstrainedGPUCBSampler(mode="long_term", variant="robust")
     with pytest.raises(ValueError, match="kappa_step"):
-        ConstrainedGPUCBSampler(variant="noiseless", kappa_step=0.1)
+        ConstrainedGPUCBSampler(mode="long_term", variant="noiseless", kappa_step=0.1)
+    with pytest.raises(ValueError, match="variant applies to mode='long_term'"):
+        ConstrainedGPUCBSampler(variant="noisy")
+    with pytest.raises(ValueError, match="width applies to mode='feasible'"):
+        ConstrainedGPUCBSampler(mode="long_term", width=1.0)
+    with pytest.raises(ValueError, match="mode must be one of"):
+        ConstrainedGPUCBSampler(mode="average")
+    with pytest.raises(ValueError, match="width must be"):
+        ConstrainedGPUCBSampler(width=-1.0)
 
 
 def test_synthetic_problem_violation_falls_and_beats_random():
@@ -208,7 +238,8 @@ def test_synthetic_problem_violation_falls_and_beats_random():
     for name in ("alg2", "random"):
         early, late = [], []
         for seed in (0, 1):
-            sampler = (ConstrainedGPUCBSampler(seed=seed, n_candidates=256) if name == "alg2"
+            sampler = (ConstrainedGPUCBSampler(mode="long_term", seed=seed, n_candidates=256)
+                       if name == "alg2"
                        else optuna.samplers.RandomSampler(seed=seed))
             study = optuna.create_study(direction="maximize", sampler=sampler)
             study.optimize(objective, n_trials=80)

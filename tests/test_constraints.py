@@ -258,7 +258,7 @@ def test_huge_constraint_values_clip_and_stay_finite():
 
 
 def test_huge_constraints_through_config_warn_once(caplog):
-    cfg = LongTermConstraints("noiseless", epoch_length=3)
+    cfg = LongTermConstraints("noiseless", epoch_length=3, scale=False)
     trials = _trials([[1e4]] * 7)
     with caplog.at_level(logging.WARNING, logger=LOGGER):
         stage = cfg.prepare(trials)
@@ -333,11 +333,11 @@ def test_constrained_beta_spec_values():
 
 def test_stage_beta_uses_epochs_and_kappa():
     rows = [[0.4]] * 3 + [[0.0]] * 2
-    noisy = LongTermConstraints("noisy", epoch_length=3).prepare(_trials(rows))
+    noisy = LongTermConstraints("noisy", epoch_length=3, scale=False).prepare(_trials(rows))
     assert noisy.n_epochs == 2 and noisy.state.kappa == pytest.approx((0.2,))
     assert noisy.beta(0.0, 1.0, 0.1, 0.1) == pytest.approx(constrained_beta(0.0, 1.0, 0.1, 0.1, 2, [0.2]))
     assert noisy.state.noise_factor == pytest.approx(math.sqrt(1.04))
-    hinted = LongTermConstraints("noiseless", epoch_length=3, n_trials_hint=30).prepare(_trials(rows))
+    hinted = LongTermConstraints("noiseless", epoch_length=3, scale=False, n_trials_hint=30).prepare(_trials(rows))
     assert hinted.n_epochs == 10
     assert hinted.beta(0.0, 1.0, 0.1, 0.1) == pytest.approx(1.3348185, abs=1e-7)
     assert hinted.state.noise_factor == 1.0
@@ -372,7 +372,7 @@ def test_set_constraint_in_objective_real_study():
     np.testing.assert_allclose(matrix.values, np.c_[2 * xs - 1.2, xs - 0.5])
     for t, row in zip(study.trials, matrix.values):
         assert dict(zip(matrix.names, row)) == pytest.approx(t.constraints)
-    stage = LongTermConstraints("noiseless", epoch_length=3).prepare(study.trials)
+    stage = LongTermConstraints("noiseless", epoch_length=3, scale=False).prepare(study.trials)
     expected = np.maximum(0.0, epoch_means(matrix.values, 3)).sum(axis=0)
     np.testing.assert_allclose(stage.state.log_kappa, expected)
     assert stage.state.names == ("cost", "mem")
@@ -414,7 +414,7 @@ def test_constraints_func_real_study_and_same_history_both_formats(tmp_path):
         named.add_trial(create_trial(params={"x": x}, distributions=DIST, value=x,
                                      constraints={"0": x - 0.3, "1": 0.1 - x}))
     for variant in ("noiseless", "noisy"):
-        cfg = LongTermConstraints(variant, epoch_length=3)
+        cfg = LongTermConstraints(variant, epoch_length=3, scale=False)
         a, b = cfg.prepare(study.trials).state, cfg.prepare(named.trials).state
         assert a.kappa == pytest.approx(b.kappa) and a.epoch == b.epoch == 2
 
@@ -439,24 +439,24 @@ def test_unusable_trials_skip_or_raise(bad, reason, caplog):
     clean = [_trial(i, g=row) for i, row in enumerate(good)]
 
     with caplog.at_level(logging.WARNING, logger=LOGGER):
-        cfg = LongTermConstraints("noiseless", epoch_length=3)
+        cfg = LongTermConstraints("noiseless", epoch_length=3, scale=False)
         stage = cfg.prepare(trials)
         cfg.prepare(trials)  # the same skipped trial is not reported twice
     assert [s.number for s in stage.skipped] == [2] and stage.skipped[0].reason == reason
     assert 2 not in stage.numbers.tolist() and len(stage.trials) == 6
-    ref = LongTermConstraints("noiseless", epoch_length=3).prepare(clean).state
+    ref = LongTermConstraints("noiseless", epoch_length=3, scale=False).prepare(clean).state
     assert stage.state.kappa == pytest.approx(ref.kappa) and stage.state.epoch == ref.epoch == 2
     msgs = [r.getMessage() for r in caplog.records if "skipped" in r.getMessage()]
     assert len(msgs) == 1 and "Trial 2" in msgs[0]
 
     with pytest.raises(ConstraintDataError, match="Trial 2") as info:
-        LongTermConstraints("noisy", epoch_length=3, on_missing="raise").prepare(trials)
+        LongTermConstraints("noisy", epoch_length=3, scale=False, on_missing="raise").prepare(trials)
     assert info.value.reason == reason and info.value.number == 2
     assert isinstance(info.value, ValueError)
 
 
 def test_new_skipped_trial_warns_again(caplog):
-    cfg = LongTermConstraints("noiseless", epoch_length=3)
+    cfg = LongTermConstraints("noiseless", epoch_length=3, scale=False)
     trials = [_trial(0, g=[0.1]), _trial(1)]
     with caplog.at_level(logging.WARNING, logger=LOGGER):
         cfg.prepare(trials)
@@ -481,12 +481,12 @@ def test_first_trial_without_data_is_skipped_once_others_have_data():
 
 def test_unconstrained_study_m0():
     trials = [_trial(i, value=float(i)) for i in range(5)]
-    stage = LongTermConstraints("noiseless", epoch_length=2).prepare(trials)
+    stage = LongTermConstraints("noiseless", epoch_length=2, scale=False).prepare(trials)
     assert stage.constraints.shape == (5, 0) and stage.state.kappa == () and not stage.skipped
     y = np.array([0.0, 1.0, 2.0, 3.0, 4.0])
     assert np.array_equal(stage.targets(y), y)
     assert (stage.state.epoch, stage.state.position) == (2, 1)
-    epoch_mode = LongTermConstraints("noisy", epoch_length=2, history="epoch").prepare(trials)
+    epoch_mode = LongTermConstraints("noisy", epoch_length=2, scale=False, history="epoch").prepare(trials)
     assert epoch_mode.numbers.tolist() == [4]  # still restarts every S trials
 
 
@@ -503,30 +503,30 @@ def test_ignored_states_and_include_pruned():
     noisy.append(_trial(104, attrs={"constraints": None}))
     noisy.reverse()  # the input order does not matter: epochs follow trial numbers
     for variant in ("noiseless", "noisy"):
-        cfg = LongTermConstraints(variant, epoch_length=3)
+        cfg = LongTermConstraints(variant, epoch_length=3, scale=False)
         a, b = cfg.prepare(clean), cfg.prepare(noisy)
         assert a.state.kappa == b.state.kappa and a.state.epoch == b.state.epoch == 2
         assert b.numbers.tolist() == list(range(7))
     # include_pruned: trial 102 (number order: after 0..6) joins the epoch means, not the GP
-    with_pruned = LongTermConstraints("noiseless", epoch_length=3, include_pruned=True).prepare(noisy)
+    with_pruned = LongTermConstraints("noiseless", epoch_length=3, scale=False, include_pruned=True).prepare(noisy)
     assert with_pruned.numbers.tolist() == list(range(7))
     assert with_pruned.state.n_used == 8 and (with_pruned.state.epoch, with_pruned.state.position) == (2, 2)
     np.testing.assert_allclose(with_pruned.state.epoch_means, [[0.3], [0.5]])  # 102 is the 8th
     early = [_trial(0, g=[0.0]), _trial(1, g=[0.0]), _trial(2, state=TrialState.PRUNED, g=[3.0])]
-    st = LongTermConstraints("noiseless", epoch_length=3, include_pruned=True).prepare(early)
+    st = LongTermConstraints("noiseless", epoch_length=3, scale=False, include_pruned=True).prepare(early)
     np.testing.assert_allclose(st.state.epoch_means, [[1.0]])
     assert st.numbers.tolist() == [0, 1]
-    assert LongTermConstraints("noiseless", epoch_length=3).prepare(early).state.epoch == 0
+    assert LongTermConstraints("noiseless", epoch_length=3, scale=False).prepare(early).state.epoch == 0
 
 
 def test_history_epoch_keeps_current_epoch_only():
     trials = _trials([[0.1]] * 8)
-    cfg = LongTermConstraints("noiseless", epoch_length=3, history="epoch")
+    cfg = LongTermConstraints("noiseless", epoch_length=3, scale=False, history="epoch")
     assert cfg.prepare(trials).numbers.tolist() == [6, 7]
     assert cfg.prepare(trials[:6]).numbers.tolist() == []  # start of an epoch: nothing
     stage = cfg.prepare(trials[:6])
     assert stage.constraints.shape == (0, 1) and stage.targets(np.zeros(0)).shape == (0,)
-    all_mode = LongTermConstraints("noiseless", epoch_length=3).prepare(trials)
+    all_mode = LongTermConstraints("noiseless", epoch_length=3, scale=False).prepare(trials)
     assert all_mode.numbers.tolist() == list(range(8))
 
 
@@ -542,8 +542,8 @@ def test_epoch_order_complete():
         )
 
     trials = [frozen(0, 1, 1.0), frozen(1, 9, 0.0), frozen(2, 2, 1.0), frozen(3, 3, 1.0)]
-    by_number = LongTermConstraints("noiseless", epoch_length=3).prepare(trials)
-    by_complete = LongTermConstraints("noiseless", epoch_length=3, epoch_order="complete").prepare(trials)
+    by_number = LongTermConstraints("noiseless", epoch_length=3, scale=False).prepare(trials)
+    by_complete = LongTermConstraints("noiseless", epoch_length=3, scale=False, epoch_order="complete").prepare(trials)
     np.testing.assert_allclose(by_number.state.epoch_means, [[2 / 3]])
     np.testing.assert_allclose(by_complete.state.epoch_means, [[1.0]])
     assert by_complete.numbers.tolist() == [0, 2, 3, 1]
@@ -558,7 +558,7 @@ def test_direction_handling(direction):
     for fi, gi in zip(f, g):
         study.add_trial(create_trial(params={"x": fi}, distributions=DIST, value=sign * fi,
                                      constraints={"0": gi[0]}))
-    cfg = LongTermConstraints("noiseless", epoch_length=3)
+    cfg = LongTermConstraints("noiseless", epoch_length=3, scale=False)
     stage = cfg.prepare(study.trials)
     z = stage.targets_from_values(study.direction)
     # the same oriented targets for both directions: f minus the penalty
@@ -575,7 +575,7 @@ def test_direction_handling(direction):
 
 def test_stage_unpacks_and_state_serialises():
     trials = _trials([[0.2, -0.1], [0.4, -0.3], [0.3, -0.2], [1.0, 1.0]])
-    stage = LongTermConstraints("noiseless", epoch_length=3, psi="poly", psi_n=3).prepare(trials)
+    stage = LongTermConstraints("noiseless", epoch_length=3, scale=False, psi="poly", psi_n=3).prepare(trials)
     gp_trials, transform, state = stage
     assert [t.number for t in gp_trials] == [0, 1, 2, 3]
     assert state.kappa == pytest.approx(((1.3) ** 3, 1.0))
@@ -593,10 +593,10 @@ def test_stage_unpacks_and_state_serialises():
 
 def test_kappa_init_per_constraint():
     trials = _trials([[0.3, 0.3]] * 3)
-    stage = LongTermConstraints("noiseless", epoch_length=3, kappa_init=[2.0, 0.5]).prepare(trials)
+    stage = LongTermConstraints("noiseless", epoch_length=3, scale=False, kappa_init=[2.0, 0.5]).prepare(trials)
     assert stage.state.kappa == pytest.approx((2.0 * math.exp(0.3), 0.5 * math.exp(0.3)))
     with pytest.raises(ValueError, match="one value per constraint"):
-        LongTermConstraints("noiseless", epoch_length=3, kappa_init=[1.0, 1.0, 1.0]).prepare(trials)
+        LongTermConstraints("noiseless", epoch_length=3, scale=False, kappa_init=[1.0, 1.0, 1.0]).prepare(trials)
 
 
 @pytest.mark.parametrize("kwargs", [

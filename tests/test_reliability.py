@@ -223,7 +223,7 @@ def _constrained_study(values, name="ConstrainedGPUCBSampler", **kwargs):
     or None for no constraint at all)."""
     kwargs.setdefault("epoch_length", 3)
     if name == "ConstrainedGPUCBSampler":
-        sampler = make(name, n_startup_trials=3, **kwargs)
+        sampler = make(name, n_startup_trials=3, mode="long_term", **kwargs)
     else:
         from optuna_gpbandit import LongTermConstraints
 

@@ -26,7 +26,7 @@ from optuna.trial import FrozenTrial, TrialState
 from optuna_gpbandit._model import GPConfig, fit_model
 from optuna_gpbandit._observations import build_observations
 from optuna_gpbandit._space import EncodedSpace
-from optuna_gpbandit.constraints.data import MISSING_POLICIES, constraint_matrix
+from optuna_gpbandit.constraints.data import MISSING_POLICIES, SkippedTrial, constraint_matrix
 from optuna_gpbandit.gp.posterior import GPPosterior, NumericalError
 
 
@@ -62,13 +62,14 @@ class FeasibleConstraints:
             )
 
     def fit(self, trials: Sequence[FrozenTrial], space: EncodedSpace, kernel: str,
-            seed: int) -> "ConstraintModels | None":
-        """One GP per constraint on the COMPLETE ``trials`` with constraint values, or ``None``
-        while there are fewer than two such trials."""
+            seed: int) -> tuple["ConstraintModels | None", tuple[SkippedTrial, ...]]:
+        """One GP per constraint on the COMPLETE ``trials`` with constraint values (``None``
+        while there are fewer than two such trials), and the trials skipped for unusable
+        constraint data (``on_missing="skip"``)."""
         complete = [t for t in trials if t.state == TrialState.COMPLETE]
         matrix = constraint_matrix(complete, names=self.names, on_missing=self.on_missing)
         if matrix.m == 0 or matrix.n < 2:
-            return None
+            return None, matrix.skipped
         numbers = matrix.numbers.tolist()
         models = []
         for j in range(matrix.m):
@@ -81,8 +82,9 @@ class FeasibleConstraints:
                 continue
             models.append((post, -obs.shift / obs.scale))
         if not models:
-            return None
-        return ConstraintModels(tuple(models), float(self.width), tuple(matrix.names))
+            return None, matrix.skipped
+        return (ConstraintModels(tuple(models), float(self.width), tuple(matrix.names)),
+                matrix.skipped)
 
 
 @dataclass(frozen=True)
@@ -127,3 +129,37 @@ class OptimisticViolation:
                 total += lb
                 grad += dmu - (self.models.width * 0.5 / sd) * dvar if sd > 1e-12 else dmu
         return -total, -grad
+
+
+class Penalised:
+    """``acq(x) - weight * sum_j max(0, lcb_j(x) + margin)``: the acquisition, lowered outside
+    the points the constraint models admit.
+
+    The maximiser screens candidates (the inadmissible ones are excluded anyway) and then climbs
+    from the best ones by L-BFGS-B; without the penalty the climb leaves the admitted set and its
+    result is rejected, so the best point on a constraint's boundary is never reached. With an
+    exact penalty (``weight`` above the Lagrange multiplier, in standardised units) the climb
+    stops ``margin`` inside the boundary [design choice: weight 100, margin 1e-3].
+    """
+
+    def __init__(self, acq: object, models: ConstraintModels, weight: float = 100.0,
+                 margin: float = 1e-3) -> None:
+        self.acq, self.models = acq, models
+        self.weight, self.margin = float(weight), float(margin)
+
+    def values(self, X: np.ndarray) -> np.ndarray:
+        over = np.maximum(self.models.lower_bounds(X) + self.margin, 0.0).sum(axis=1)
+        return self.acq.values(X) - self.weight * over
+
+    def value_grad(self, x: np.ndarray) -> tuple[float, np.ndarray]:
+        value, grad = self.acq.value_grad(x)
+        grad = np.array(grad, dtype=float)
+        for post, threshold in self.models.models:
+            mu, var, dmu, dvar = post.mean_var_grad(x)
+            sd = math.sqrt(max(var, 0.0))
+            lb = mu - self.models.width * sd - threshold + self.margin
+            if lb > 0.0:
+                value -= self.weight * lb
+                dlb = dmu - (self.models.width * 0.5 / sd) * dvar if sd > 1e-12 else dmu
+                grad -= self.weight * dlb
+        return value, grad

@@ -245,6 +245,21 @@ class MultiplierState:
         """The factor on ``R``: ``sqrt(1 + sum kappa^2)`` (Algorithm 3), 1 (Algorithm 2)."""
         return noise_width_factor(self.kappa) if self.variant == "noisy" else 1.0
 
+    def summary_json(self) -> dict[str, Any]:
+        """A record whose size does not grow with the number of constraints: the epoch, the
+        number of constraints ``m`` and the largest multiplier (with its constraint's name)."""
+        record: dict[str, Any] = {
+            "variant": self.variant, "epoch": self.epoch, "position": self.position,
+            "n_used": self.n_used, "epoch_length": self.epoch_length, "m": self.m,
+        }
+        if self.m:
+            j = int(np.argmax(self.kappa_array))
+            record["max_kappa"] = float(self.kappa[j])
+            record["max_kappa_name"] = self.names[j]
+        if self.variant == "noisy":
+            record["noise_factor"] = self.noise_factor
+        return record
+
     def to_json(self, all_means: bool = False) -> dict[str, Any]:
         """A JSON-serialisable record (strict JSON: no NaN / inf).
 

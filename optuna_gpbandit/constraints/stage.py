@@ -63,6 +63,10 @@ class ConstraintStage:
         Trials left out for unusable constraint data.
     n_epochs
         ``L`` for ``delta / L`` (:func:`horizon_epochs`).
+    scale
+        Per-constraint scales the constraint values were divided by (``scale=True``), or
+        ``None`` (raw values). With scales, :meth:`targets` divides the objective by its standard
+        deviation too, so neither's units change the penalised targets.
     """
 
     trials: tuple[FrozenTrial, ...]
@@ -72,6 +76,7 @@ class ConstraintStage:
     n_epochs: int
     psi: Psi | None
     max_log_penalty: float
+    scale: np.ndarray | None = None
 
     def __iter__(self) -> Iterator[Any]:
         return iter((self.trials, self.targets, self.state))
@@ -95,7 +100,11 @@ class ConstraintStage:
     def targets(self, y: Any) -> np.ndarray:
         """Penalised GP targets ``z`` from ``y``, the objective values of :attr:`trials`
         oriented for maximisation (``-value`` for ``minimize``)."""
-        return _check_y(y, len(self.trials)) - self.penalties()
+        y = _check_y(y, len(self.trials))
+        if self.scale is not None:  # unit-free: the objective in its own standard deviations
+            spread = float(np.std(y)) if y.size else 0.0
+            y = y / spread if math.isfinite(spread) and spread > 0 else y
+        return y - self.penalties()
 
     __call__ = targets
 
@@ -112,6 +121,14 @@ class ConstraintStage:
         """:func:`constrained_beta` with this stage's ``L`` (and ``kappa`` for Algorithm 3)."""
         kappa = self.state.kappa if self.state.variant == "noisy" else None
         return constrained_beta(gamma, B, R, delta, self.n_epochs, kappa)
+
+
+def unit_scales(G: np.ndarray) -> np.ndarray:
+    """Per-column mean absolute value of ``G`` (1 where it is 0 or not finite)."""
+    top = np.max(np.abs(G), axis=0) if G.shape[0] else np.ones(G.shape[1])
+    top = np.where(np.isfinite(top) & (top > 0), top, 1.0)
+    scale = top * np.mean(np.abs(G) / top, axis=0)  # no overflow near 1e308
+    return np.where(np.isfinite(scale) & (scale > 0), scale, 1.0)
 
 
 class LongTermConstraints:
@@ -160,6 +177,11 @@ class LongTermConstraints:
     epoch_order
         ``"number"`` (default): epochs follow trial numbers; ``"complete"``: completion times
         (closed epochs then never change when a low-numbered trial finishes late).
+    scale
+        ``True`` (default [design choice]): each constraint is divided by its mean absolute value
+        over the counted trials and the objective by its standard deviation before the penalty,
+        so a constraint in MB or in GB gives the same multipliers and points (raw values in the
+        hundreds saturate ``psi = exp``). ``False``: the paper's raw values.
     """
 
     def __init__(
@@ -181,6 +203,7 @@ class LongTermConstraints:
         names: Sequence[str] | None = None,
         include_pruned: bool = False,
         epoch_order: str = "number",
+        scale: bool = True,
     ) -> None:
         if variant not in VARIANTS:
             raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}.")
@@ -237,6 +260,9 @@ class LongTermConstraints:
         if epoch_order not in ("number", "complete"):
             raise ValueError(f"epoch_order must be 'number' or 'complete', got {epoch_order!r}.")
         self.epoch_order = epoch_order
+        if not isinstance(scale, (bool, np.bool_)):
+            raise ValueError(f"scale must be a bool, got {scale!r}.")
+        self.scale = bool(scale)
         self._warned_skipped: set[int] = set()
         self._warned_clip = False
 
@@ -286,6 +312,10 @@ class LongTermConstraints:
         )
         self._warn_skipped(matrix.skipped)
         G, names = matrix.values, matrix.names
+        scale = None
+        if self.scale and G.shape[1]:
+            scale = unit_scales(G)
+            G = G / scale
         kappa_init = self.kappa_init if G.shape[1] else 1.0
         if self.variant == "noiseless":
             assert self.psi is not None
@@ -316,6 +346,7 @@ class LongTermConstraints:
             n_epochs=horizon_epochs(matrix.n, self.epoch_length, self.n_trials_hint),
             psi=self.psi,
             max_log_penalty=self.max_log_penalty,
+            scale=scale,
         )
 
     def _warn_skipped(self, skipped: Sequence[SkippedTrial]) -> None:

@@ -38,7 +38,7 @@ from optuna_gpbandit._storage import write_trial_json
 from optuna_gpbandit._threads import single_threaded_blas
 from optuna_gpbandit.changepoint import ChangeDetection
 from optuna_gpbandit.constraints import (DIAGNOSTICS_KEY, FeasibleConstraints,
-                                         LongTermConstraints)
+                                         LongTermConstraints, trial_constraints)
 from optuna_gpbandit.gp.fit import MIN_NOISE_VAR
 from optuna_gpbandit.gp.posterior import NumericalError
 from optuna_gpbandit.samplers._concurrency import MAX_ROUNDS, taken_meanwhile
@@ -47,6 +47,8 @@ from optuna_gpbandit.samplers._context import (SelectionContext, any_admitted, e
 from optuna_gpbandit.samplers._docs import document
 from optuna_gpbandit.samplers._segments import SegmentsMixin
 
+# Up to this many constraints, every trial's records hold all multipliers.
+FULL_MULTIPLIER_RECORD = 20
 _logger = get_logger(__name__)
 
 
@@ -79,7 +81,7 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
         warn_independent_sampling: bool = True,
         pending: str | Censoring = "hallucinate",
         stale_after: float | None = None,
-        constraints: LongTermConstraints | FeasibleConstraints | None = None,
+        constraints: FeasibleConstraints | LongTermConstraints | str | None = "auto",
         constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
         change_detection: ChangeDetection | None = None,
         failures: str = "impute",
@@ -102,17 +104,19 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
             stale_after if stale_after is None or stale_after == math.inf
             else check_number("stale_after", stale_after)
         )
-        if constraints is not None and not isinstance(
-            constraints, (LongTermConstraints, FeasibleConstraints)
-        ):
+        if not (constraints is None or (isinstance(constraints, str) and constraints == "auto")
+                or isinstance(constraints, (LongTermConstraints, FeasibleConstraints))):
             raise ValueError(
-                "constraints must be a FeasibleConstraints or LongTermConstraints instance, "
-                f"got {constraints!r}."
+                "constraints must be 'auto', None, or a FeasibleConstraints or "
+                f"LongTermConstraints instance, got {constraints!r}."
             )
         if constraints_func is not None and not callable(constraints_func):
             raise ValueError("constraints_func must be callable.")
-        if constraints is None and constraints_func is not None:
-            constraints = FeasibleConstraints()  # GPSampler's meaning: the best feasible point
+        # "auto" (GPSampler's meaning): the best feasible point once trials report constraint
+        # values, quietly nothing before; constraints_func asks for constraints explicitly.
+        self._auto_constraints = constraints == "auto" and constraints_func is None
+        if constraints == "auto" or (constraints is None and constraints_func is not None):
+            constraints = FeasibleConstraints()
         self._constraints = constraints
         self._constraints_func = constraints_func
         if change_detection is not None and not isinstance(change_detection, ChangeDetection):
@@ -202,6 +206,14 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
         write_sampled_params(study, trial, params, search_space, rewrite=True)
         return params
 
+    def _no_constraint_data(self, study: Study, n_completed: int) -> None:
+        if n_completed >= max(self._n_startup_trials, 1):
+            log_once(study, "no-constraints", WARNING,
+                     "%s: none of the %d completed trials reports constraint values "
+                     "(trial.set_constraint(name, value) or constraints_func); the "
+                     "constraint stage does nothing until one does.",
+                     type(self).__name__, n_completed)
+
     def _choose(
         self, study: Study, trial: FrozenTrial, space: EncodedSpace, history: History
     ) -> tuple[np.ndarray, dict[str, Any] | None]:
@@ -220,11 +232,19 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
         noise_factor, delta_factor = 1.0, 1.0
         feasibility = None
         if isinstance(self._constraints, FeasibleConstraints):
-            feasibility = self._constraints.fit(
-                [t for t in history.completed if t.number >= start], space,
-                self._gp_config.kernel, self._seed)
+            counted = [t for t in history.completed if t.number >= start]
+            feasibility, skipped = self._constraints.fit(counted, space,
+                                                         self._gp_config.kernel, self._seed)
+            if skipped:
+                log_once(study, f"constraint-skipped-{len(skipped)}", WARNING,
+                         "%s: %d trial(s) skipped by the constraint models (unusable "
+                         "constraint data; on_missing='skip'): %s", type(self).__name__,
+                         len(skipped), "; ".join(k.message for k in skipped[:5])
+                         + (" ..." if len(skipped) > 5 else ""))
             extra["feasibility"] = {"constraints": 0 if feasibility is None
                                     else len(feasibility.models)}
+            if not self._auto_constraints and not any(trial_constraints(t)[0] for t in counted):
+                self._no_constraint_data(study, len(counted))
         elif self._constraints is not None:
             stage = self._constraints.prepare([
                 t for t in history.all_trials
@@ -239,14 +259,16 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
                 noisy = stage.state.variant == "noisy"
                 noise_factor = stage.state.noise_factor
                 delta_factor = 1.0 / ((2.0 if noisy else 1.0) * stage.n_epochs)
-            elif len(stage.trials) >= max(self._n_startup_trials, 1):
-                log_once(study, "no-constraints", WARNING,
-                         "%s: none of the %d completed trials reports constraint values "
-                         "(trial.set_constraint(name, value) or constraints_func); the "
-                         "constraint stage does nothing until one does.",
-                         type(self).__name__, len(stage.trials))
-            extra["multipliers"] = stage.state.to_json()
-            write_trial_json(study, trial, DIAGNOSTICS_KEY, extra["multipliers"])
+            else:
+                self._no_constraint_data(study, len(stage.trials))
+            full = stage.state.to_json()
+            small = stage.state.m <= FULL_MULTIPLIER_RECORD
+            extra["multipliers"] = full if small else stage.state.summary_json()
+            # Multipliers change only between epochs: with many constraints, the first trial of
+            # an epoch holds them all, the others a summary (nothing here is read back).
+            write_trial_json(study, trial, DIAGNOSTICS_KEY,
+                             full if small or stage.state.position == 0
+                             else extra["multipliers"])
         design = _censoring.pending_stage(study, trial, history, self._pending_mode,
                                           self._censoring)
         extra["pending"] = design.counts()
@@ -280,7 +302,7 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
         pending_X = exclusion(obs, model, space, history, failed,
                               None if feasibility is None else feasibility.infeasible)
         ctx = SelectionContext(study, trial, space, obs, model, rng, bonus, noise_factor,
-                               delta_factor, pending_X)
+                               delta_factor, pending_X, feasibility)
         if feasibility is not None and not any_admitted(feasibility, space, ctx):
             x, record = toward_feasibility(feasibility, ctx, self._n_candidates,
                                            self._n_local_search)

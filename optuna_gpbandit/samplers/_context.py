@@ -15,7 +15,7 @@ from optuna_gpbandit._failures import FailedRow
 from optuna_gpbandit._history import History
 from optuna_gpbandit._maximize import (Exclusion, maximize_acquisition, repeated_points,
                                       union_regions)
-from optuna_gpbandit.constraints.feasible import ConstraintModels, OptimisticViolation
+from optuna_gpbandit.constraints.feasible import ConstraintModels, OptimisticViolation, Penalised
 from optuna_gpbandit._model import FittedModel
 from optuna_gpbandit._observations import Observations
 from optuna_gpbandit._space import EncodedSpace
@@ -39,6 +39,8 @@ class SelectionContext:
     # Points never chosen again while anything else is left: those of trials still pending
     # and of failed / pruned trials, and the failing region around them.
     pending_X: "np.ndarray | Exclusion | None" = None
+    # Constraint models (FeasibleConstraints): the acquisition is kept to the points they admit.
+    feasibility: ConstraintModels | None = None
 
     @property
     def t(self) -> int:
@@ -52,8 +54,17 @@ class SelectionContext:
         return X[np.argsort(-y, kind="stable")[:k]]
 
     def warm_starts(self) -> np.ndarray:
-        """The best observed points (candidates for the maximiser)."""
-        return self.best_observed(_N_WARM_STARTS)
+        """The best observed points (candidates for the maximiser); with constraint models,
+        the best of those they admit."""
+        if self.feasibility is None:
+            return self.best_observed(_N_WARM_STARTS)
+        X = self.best_observed(self.obs.n)
+        return X[~self.feasibility.infeasible(X)][:_N_WARM_STARTS] if len(X) else X
+
+    def within_constraints(self, acq: Any) -> Any:
+        """``acq``, penalised outside the points the constraint models admit (so that the
+        maximiser's local search stops at the boundary of the admitted set)."""
+        return acq if self.feasibility is None else Penalised(acq, self.feasibility)
 
     def step_record(self, x: np.ndarray) -> dict[str, Any]:
         """The shared part of the ``gpbandit:state`` record of choosing ``x``."""

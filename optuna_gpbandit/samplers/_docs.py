@@ -79,17 +79,21 @@ stale_after
     300 s; ``math.inf``: never. With Optuna's heartbeat (``RDBStorage(...,
     heartbeat_interval=...)``) a trial whose heartbeat is stale is dead as well.
 constraints
-    Long-term constraints (Shi & Eryilmaz 2022): a
-    :class:`~optuna_gpbandit.constraints.LongTermConstraints` whose multipliers, rebuilt from
-    the stored trials at every call, penalise the GP targets so that the constraints hold
-    on average over the trials. Constraint values come from ``trial.set_constraint(name,
-    value)`` or ``constraints_func``; a value ``> 0`` is a violation. The confidence width
-    uses ``delta / L`` (``L`` epochs; ``delta / 2L`` and the noise factor
-    ``sqrt(1 + sum kappa^2)`` for ``variant="noisy"``).
+    Black-box constraints ``g_j(x) <= 0`` (a value ``> 0`` is a violation, as in Optuna),
+    reported by ``trial.set_constraint(name, value)`` or ``constraints_func``.
+    ``"auto"`` (default, GPSampler's meaning): once trials report constraint values, the
+    next point is the sampler's choice among the points that may be feasible
+    (:class:`~optuna_gpbandit.constraints.FeasibleConstraints`, optimistic feasibility:
+    CONFIG, Xu et al. 2023), and ``study.best_trial`` is the best feasible trial. A
+    :class:`~optuna_gpbandit.constraints.FeasibleConstraints` sets its width;
+    a :class:`~optuna_gpbandit.constraints.LongTermConstraints` keeps the constraints on
+    average over the trials instead (Shi & Eryilmaz 2022; multipliers rebuilt from the
+    stored trials at every call penalise the GP targets; the confidence width uses
+    ``delta / L`` for ``L`` epochs). ``None``: constraint values are ignored.
 constraints_func
     Optuna's older constraint API: ``constraints_func(frozen_trial) -> sequence of float``
     called after each COMPLETE or PRUNED trial, values stored as Optuna's own samplers do.
-    With no ``constraints`` given it enables ``LongTermConstraints()`` (noiseless).
+    With ``constraints="auto"`` or ``None`` it means ``FeasibleConstraints()``.
 change_detection
     Non-stationary objectives (Avanesov's GP-UCB-CPD): a
     :class:`~optuna_gpbandit.changepoint.ChangeDetection` that makes about

@@ -70,16 +70,21 @@ class KernelizedBanditSampler(GPBanditSampler):
         return fit_model(obs, space, self._gp_config, previous, self._seed, noise_var=noise)
 
     def _width_terms(self, ctx: SelectionContext) -> tuple[float, float, float]:
-        """``(gamma_{t-1}, R, delta)`` for the current model; ``R`` and ``delta`` include the
-        constraint stage's noise factor and ``1 / L`` (or ``1 / 2L``)."""
+        """``(gamma_{t-1}, R, delta)`` for the current model; ``delta`` includes the constraint
+        stage's ``1 / L`` (or ``1 / 2L``), and a given ``R`` its noise factor
+        ``sqrt(1 + sum kappa^2)`` (a fitted one holds it already)."""
         post = ctx.model.posterior
-        R = self._R
-        if R is None:  # the paper's experiments: lambda = R^2
+        if self._R is None:
+            # The paper's experiments: lambda = R^2, R read off the fitted noise. Under
+            # Algorithm 3 the GP is fitted to the penalised targets, whose noise already is the
+            # composite sqrt(1 + sum kappa^2) R: no second factor.
             R = math.sqrt(post.effective_noise_var / post.params.scale)
+        else:
+            R = ctx.noise_factor * self._R
         gamma = resolve_gamma(
             self._gamma, ctx.t - 1, ctx.space.d, post.params.kernel, post.information_gain
         )
-        return gamma, ctx.noise_factor * R, self._delta * ctx.delta_factor
+        return gamma, R, self._delta * ctx.delta_factor
 
     def _width(self, ctx: SelectionContext, thompson: bool) -> tuple[float, float, float]:
         """``(width, gamma_{t-1}, R)``: Chowdhury & Gopalan's ``beta_t`` (IGP-UCB) or ``v_t``

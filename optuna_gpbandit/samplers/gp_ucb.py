@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 
     from optuna_gpbandit._censoring import Censoring
     from optuna_gpbandit.changepoint import ChangeDetection
-    from optuna_gpbandit.constraints import LongTermConstraints
+    from optuna_gpbandit.constraints import FeasibleConstraints, LongTermConstraints
 
 import numpy as np
 
@@ -64,7 +64,7 @@ class GPUCBSampler(GPBanditSampler):
         warn_independent_sampling: bool = True,
         pending: str | Censoring = "hallucinate",
         stale_after: float | None = None,
-        constraints: LongTermConstraints | None = None,
+        constraints: FeasibleConstraints | LongTermConstraints | str | None = "auto",
         constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
         change_detection: ChangeDetection | None = None,
         failures: str = "impute",
@@ -122,8 +122,8 @@ class GPUCBSampler(GPBanditSampler):
 
     def _select(self, ctx: SelectionContext) -> tuple[np.ndarray, dict[str, Any]]:
         beta = self._beta_scale * self.beta_t(ctx)
-        nu = ctx.noise_factor * math.sqrt(beta) + ctx.width_bonus
-        acq = UCB(ctx.model.posterior, nu)
+        nu = math.sqrt(beta) + ctx.width_bonus
+        acq = ctx.within_constraints(UCB(ctx.model.posterior, nu))
         x, _ = maximize_acquisition(
             acq, ctx.space, ctx.rng, n_candidates=self._n_candidates,
             n_local_search=self._n_local_search, warm_starts=ctx.warm_starts(),

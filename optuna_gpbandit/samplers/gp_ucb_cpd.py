@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from optuna.trial import FrozenTrial
 
     from optuna_gpbandit._censoring import Censoring
-    from optuna_gpbandit.constraints import LongTermConstraints
+    from optuna_gpbandit.constraints import FeasibleConstraints, LongTermConstraints
 
 
 @document
@@ -85,7 +85,7 @@ class GPUCBCPDSampler(GPUCBSampler):
         warn_independent_sampling: bool = True,
         pending: str | Censoring = "hallucinate",
         stale_after: float | None = None,
-        constraints: LongTermConstraints | None = None,
+        constraints: FeasibleConstraints | LongTermConstraints | str | None = "auto",
         constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
         change_detection: ChangeDetection | None = None,
         failures: str = "impute",

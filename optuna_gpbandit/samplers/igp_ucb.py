@@ -10,7 +10,7 @@ if TYPE_CHECKING:
 
     from optuna_gpbandit._censoring import Censoring
     from optuna_gpbandit.changepoint import ChangeDetection
-    from optuna_gpbandit.constraints import LongTermConstraints
+    from optuna_gpbandit.constraints import FeasibleConstraints, LongTermConstraints
 
 import numpy as np
 
@@ -59,7 +59,7 @@ class IGPUCBSampler(KernelizedBanditSampler):
         warn_independent_sampling: bool = True,
         pending: str | Censoring = "hallucinate",
         stale_after: float | None = None,
-        constraints: LongTermConstraints | None = None,
+        constraints: FeasibleConstraints | LongTermConstraints | str | None = "auto",
         constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
         change_detection: ChangeDetection | None = None,
         failures: str = "impute",
@@ -70,7 +70,7 @@ class IGPUCBSampler(KernelizedBanditSampler):
         beta, gamma, R = self._width(ctx, thompson=False)
         nu = beta + ctx.width_bonus
         x, _ = maximize_acquisition(
-            UCB(ctx.model.posterior, nu), ctx.space, ctx.rng,
+            ctx.within_constraints(UCB(ctx.model.posterior, nu)), ctx.space, ctx.rng,
             n_candidates=self._n_candidates, n_local_search=self._n_local_search,
             warm_starts=ctx.warm_starts(),
             exclude=ctx.pending_X,
