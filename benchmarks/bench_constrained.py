@@ -19,16 +19,21 @@ unconstrained GP-UCB baselines ignore them.
 
 Methods (``--methods``; default: all but the ``optional`` ones):
 
-* ``alg2``: ``ConstrainedGPUCBSampler(variant="noiseless")`` (Algorithm 2: ``psi = exp``, S = 20,
+* ``alg2``: ``ConstrainedGPUCBSampler(mode="long_term", variant="noiseless")`` (Algorithm 2:
+  ``psi = exp``, S = 20,
   ``kappa`` from 1) on E.1.1 (exact ``g``);
-* ``alg3``: ``ConstrainedGPUCBSampler(variant="noisy")`` (Algorithm 3: linear penalty,
+* ``alg3``: ``ConstrainedGPUCBSampler(mode="long_term", variant="noisy")`` (Algorithm 3:
+  linear penalty,
   ``kappa_step = 0.5``, ``kappa`` from 0) on E.1.2 (noisy ``g``);
-* ``gpucb``: ``GPUCBSampler``, unconstrained, same seed / kernel / candidates;
+* ``feasible``: ``ConstrainedGPUCBSampler()``, the default ``mode="feasible"`` (the best
+  feasible trial; for comparison: it does not aim at the time average);
+* ``gpucb``: ``GPUCBSampler(constraints=None)``, unconstrained, same seed / kernel / candidates;
 * ``igpucb``: ``IGPUCBSampler``, unconstrained: exactly the constrained sampler without its
   constraint stage (the m = 0 case);
 * ``gpsampler``: Optuna's ``GPSampler`` (constrained log-EI), E.1.1;
 * ``random``: ``RandomSampler`` (reference: time-averaged violation about 0.95);
-* optional: ``alg3-exact`` (Algorithm 3 on E.1.1), ``alg2-epoch`` (Algorithm 2 with the paper's
+* optional: ``alg3-exact`` (Algorithm 3 on E.1.1), ``alg2-raw`` (Algorithm 2 on the raw
+  constraint values, ``LongTermConstraints(scale=False)``: the paper's literal penalty), ``alg2-epoch`` (Algorithm 2 with the paper's
   literal fresh GP per epoch, ``history="epoch"``), ``gpsampler-noisy`` (GPSampler on E.1.2).
 
 Our samplers run with the package defaults (Matern-5/2 with fitted ARD lengthscales, standardised
@@ -90,6 +95,7 @@ from optuna_gpbandit import (  # noqa: E402
     ConstrainedGPUCBSampler,
     GPUCBSampler,
     IGPUCBSampler,
+    LongTermConstraints,
     sampler_record,
 )
 from optuna_gpbandit.report import constraint_report  # noqa: E402
@@ -151,21 +157,31 @@ class Method:
 
 def _constrained(variant: str, **kw: Any):
     def make(seed: int, T: int, args: argparse.Namespace) -> optuna.samplers.BaseSampler:
-        return ConstrainedGPUCBSampler(variant=variant, epoch_length=args.epoch_length,
-                                       n_trials_hint=T, seed=seed, **kw)
+        return ConstrainedGPUCBSampler(mode="long_term", variant=variant,
+                                       epoch_length=args.epoch_length, n_trials_hint=T,
+                                       seed=seed, **kw)
     return make
 
 
 METHODS: dict[str, Method] = {
     "alg2": Method("Alg. 2 (noiseless g)", False, _constrained("noiseless")),
     "alg3": Method("Alg. 3 (noisy g)", True, _constrained("noisy")),
-    "gpucb": Method("GP-UCB, unconstrained", False, lambda s, T, a: GPUCBSampler(seed=s)),
-    "igpucb": Method("IGP-UCB, unconstrained", False, lambda s, T, a: IGPUCBSampler(seed=s)),
+    "feasible": Method("Default (mode='feasible')", False,
+                       lambda s, T, a: ConstrainedGPUCBSampler(seed=s)),
+    "gpucb": Method("GP-UCB, unconstrained", False,
+                    lambda s, T, a: GPUCBSampler(seed=s, constraints=None)),
+    "igpucb": Method("IGP-UCB, unconstrained", False,
+                     lambda s, T, a: IGPUCBSampler(seed=s, constraints=None)),
     "gpsampler": Method("Optuna GPSampler (constrained)", False,
                         lambda s, T, a: optuna.samplers.GPSampler(seed=s)),
     "random": Method("Random", False, lambda s, T, a: optuna.samplers.RandomSampler(seed=s)),
     # optional
     "alg3-exact": Method("Alg. 3 (exact g)", False, _constrained("noisy"), False),
+    "alg2-raw": Method("Alg. 2, raw constraint values (scale=False)", False,
+                       lambda s, T, a: ConstrainedGPUCBSampler(
+                           seed=s, constraints=LongTermConstraints(
+                               "noiseless", epoch_length=a.epoch_length, n_trials_hint=T,
+                               scale=False)), False),
     "alg2-epoch": Method("Alg. 2, fresh GP per epoch", False,
                          _constrained("noiseless", history="epoch"), False),
     "gpsampler-noisy": Method("Optuna GPSampler (noisy g)", True,

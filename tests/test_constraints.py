@@ -269,6 +269,26 @@ def test_huge_constraints_through_config_warn_once(caplog):
     assert len(clip_msgs) == 1
 
 
+@pytest.mark.parametrize("variant", ["noiseless", "noisy"])
+def test_default_scale_makes_units_irrelevant(variant):
+    """scale=True (default): the same constraints in units 300x larger (and the objective in
+    units 1000x larger) give the same multipliers and penalised targets up to the objective's
+    scale, where the raw penalty saturates (Algorithm 2: log kappa at its cap)."""
+    rng = np.random.default_rng(0)
+    G = rng.normal(0.2, 1.0, size=(11, 2))
+    values = rng.normal(size=11)
+    small = [_trial(i, value=float(values[i]), g=G[i]) for i in range(11)]
+    large = [_trial(i, value=1000 * float(values[i]), g=300 * G[i]) for i in range(11)]
+    cfg = LongTermConstraints(variant, epoch_length=3)
+    a, b = cfg.prepare(small), cfg.prepare(large)
+    np.testing.assert_allclose(a.state.kappa, b.state.kappa, rtol=1e-9)
+    np.testing.assert_allclose(a.targets(values), b.targets(1000 * values), rtol=1e-9)
+    np.testing.assert_allclose(b.scale, 300 * np.mean(np.abs(G[:3]), axis=0), rtol=1e-12)
+    assert b.objective_scale == pytest.approx(1000 * np.std(values[:3]))
+    raw = LongTermConstraints(variant, epoch_length=3, scale=False)
+    assert not np.allclose(raw.prepare(small).state.kappa, raw.prepare(large).state.kappa)
+
+
 # ============================================================================ Algorithm 3 (9.6)
 def test_noisy_update_spec_example():
     G = [[0.4]] * 3 + [[-0.2]] * 3 + [[-1.0]] * 3

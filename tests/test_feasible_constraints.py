@@ -180,3 +180,26 @@ def test_bad_arguments_name_the_argument():
         FeasibleConstraints(on_missing="drop")
     with pytest.raises(ValueError, match="constraints must be"):
         GPUCBSampler(constraints="feasible")
+
+
+@pytest.mark.parametrize("make", [
+    lambda: ConstrainedGPUCBSampler(seed=0, n_candidates=128),
+    lambda: ConstrainedGPUCBSampler(mode="long_term", variant="noisy", epoch_length=3, seed=0,
+                                    n_candidates=128),
+    lambda: ConstrainedGPUCBSampler(mode="long_term", variant="noiseless", epoch_length=3,
+                                    seed=0, n_candidates=128),
+])
+def test_constraint_values_near_the_float_limit(make):
+    """Values up to 1e300 (the noisy variant used to raise 'UCB width must be finite'): valid
+    suggestions, finite records, the feasible side found."""
+    def objective(trial):
+        x = trial.suggest_float("x", 0, 1)
+        trial.set_constraint("g", (x - 0.5) * 1e300)
+        return x
+
+    study = optuna.create_study(direction="maximize", sampler=make())
+    study.optimize(objective, n_trials=15)
+    assert all(0 <= t.params["x"] <= 1 for t in study.trials)
+    assert study.best_trial.params["x"] <= 0.5
+    rec = sampler_record(study.trials[-1])
+    assert rec is not None and math.isfinite(rec["mu"])

@@ -63,10 +63,11 @@ class ConstraintStage:
         Trials left out for unusable constraint data.
     n_epochs
         ``L`` for ``delta / L`` (:func:`horizon_epochs`).
-    scale
-        Per-constraint scales the constraint values were divided by (``scale=True``), or
-        ``None`` (raw values). With scales, :meth:`targets` divides the objective by its standard
-        deviation too, so neither's units change the penalised targets.
+    scale, objective_scale
+        Per-constraint scales the constraint values were divided by (``scale=True``: their
+        mean absolute value over the first epoch), or ``None`` (raw values); and the scale
+        :meth:`targets` divides the objective by (its standard deviation over the first epoch,
+        or 1), so neither's units change the penalised targets.
     """
 
     trials: tuple[FrozenTrial, ...]
@@ -77,6 +78,7 @@ class ConstraintStage:
     psi: Psi | None
     max_log_penalty: float
     scale: np.ndarray | None = None
+    objective_scale: float = 1.0
 
     def __iter__(self) -> Iterator[Any]:
         return iter((self.trials, self.targets, self.state))
@@ -100,11 +102,7 @@ class ConstraintStage:
     def targets(self, y: Any) -> np.ndarray:
         """Penalised GP targets ``z`` from ``y``, the objective values of :attr:`trials`
         oriented for maximisation (``-value`` for ``minimize``)."""
-        y = _check_y(y, len(self.trials))
-        if self.scale is not None:  # unit-free: the objective in its own standard deviations
-            spread = float(np.std(y)) if y.size else 0.0
-            y = y / spread if math.isfinite(spread) and spread > 0 else y
-        return y - self.penalties()
+        return _check_y(y, len(self.trials)) / self.objective_scale - self.penalties()
 
     __call__ = targets
 
@@ -179,7 +177,9 @@ class LongTermConstraints:
         (closed epochs then never change when a low-numbered trial finishes late).
     scale
         ``True`` (default [design choice]): each constraint is divided by its mean absolute value
-        over the counted trials and the objective by its standard deviation before the penalty,
+        and the objective by its standard deviation, both over the first epoch's trials (fixed
+        once that epoch is complete, so they do not drift as the search settles near the
+        boundary), before the penalty,
         so a constraint in MB or in GB gives the same multipliers and points (raw values in the
         hundreds saturate ``psi = exp``). ``False``: the paper's raw values.
     """
@@ -312,10 +312,17 @@ class LongTermConstraints:
         )
         self._warn_skipped(matrix.skipped)
         G, names = matrix.values, matrix.names
-        scale = None
+        scale, objective_scale = None, 1.0
         if self.scale and G.shape[1]:
-            scale = unit_scales(G)
+            # Scales of the first epoch: they do not drift as the search settles near g = 0
+            # (a mean |g| over all trials would shrink and inflate the multipliers).
+            first = slice(0, self.epoch_length)
+            scale = unit_scales(G[first])
             G = G / scale
+            values = np.array([t.value for t in matrix.trials[first]
+                               if t.state == TrialState.COMPLETE], dtype=float)
+            spread = float(np.std(values)) if values.size > 1 else 0.0
+            objective_scale = spread if math.isfinite(spread) and spread > 0 else 1.0
         kappa_init = self.kappa_init if G.shape[1] else 1.0
         if self.variant == "noiseless":
             assert self.psi is not None
@@ -347,6 +354,7 @@ class LongTermConstraints:
             psi=self.psi,
             max_log_penalty=self.max_log_penalty,
             scale=scale,
+            objective_scale=objective_scale,
         )
 
     def _warn_skipped(self, skipped: Sequence[SkippedTrial]) -> None:

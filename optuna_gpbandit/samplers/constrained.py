@@ -50,8 +50,9 @@ class ConstrainedGPUCBSampler(IGPUCBSampler):
       Only the time average ``(1/T) sum_t g_j(x_t)`` is kept ``<= 0``: single trials may violate
       the constraints when others are well inside. Choose it when the budget is an average over
       many runs (e.g. a mean cost per job, an energy budget per day), not a per-trial limit.
-      Constraint values are divided by a per-constraint scale (the mean absolute value of the
-      counted trials), so their units do not matter here either.
+      Constraint values are divided by a per-constraint scale (their mean absolute value over
+      the first epoch) and the objective by its standard deviation there, so units do not
+      matter here either (``LongTermConstraints(scale=False)``: the paper's raw values).
 
     Nothing is kept in the sampler: constraint models and multipliers are rebuilt from the
     stored trials at every call (only COMPLETE trials count), so a resumed study or another
