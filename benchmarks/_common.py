@@ -59,3 +59,22 @@ class LogCounter(logging.Handler):
             lg.addHandler(self)
             lg.setLevel(logging.WARNING)
             lg.propagate = False
+
+
+def median_rows(method: str, runs: list[dict], seconds: float, header: bool) -> list[str]:
+    """Markdown rows: ``median [min, max]`` over ``runs`` of each key of the first run (and the
+    table header first if ``header``), with ``seconds`` in the last column."""
+    import numpy as np  # here: limit_threads must run before numpy loads
+
+    keys = list(runs[0])
+    rows = []
+    if header:
+        rows.append("| method | " + " | ".join(f"{k} median [min, max]" for k in keys)
+                    + " | s |")
+        rows.append("|---|" + "---:|" * (len(keys) + 1))
+    cells = []
+    for k in keys:
+        v = np.array([r[k] for r in runs], dtype=float)
+        cells.append(f"{np.median(v):.3g} [{v.min():.3g}, {v.max():.3g}]")
+    rows.append(f"| {method} | " + " | ".join(cells) + f" | {seconds:.0f} |")
+    return rows

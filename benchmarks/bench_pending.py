@@ -36,7 +36,7 @@ import heapq
 import sys
 import time
 
-from _common import limit_threads, threads_from_argv
+from _common import limit_threads, median_rows, threads_from_argv
 
 if __name__ == "__main__":
     limit_threads(threads_from_argv(sys.argv[1:]))
@@ -206,20 +206,13 @@ def main() -> None:
         args.methods = [m for m in args.methods if m != "gpsampler"]
     for case in args.cases:
         print(f"\n### {case}\n")
-        keys = None
+        first = True
         for method in args.methods:
             t0 = time.perf_counter()
             runs = [CASES[case](method, seed) for seed in range(args.seeds)]
-            if keys is None:
-                keys = list(runs[0])
-                print("| method | " + " | ".join(f"median {k} [min, max]" for k in keys) + " | s |")
-                print("|---|" + "---:|" * (len(keys) + 1))
-            cells = []
-            for k in keys:
-                v = np.array([r[k] for r in runs], dtype=float)
-                cells.append(f"{np.median(v):.3g} [{v.min():.3g}, {v.max():.3g}]")
-            print(f"| {method} | " + " | ".join(cells)
-                  + f" | {time.perf_counter() - t0:.0f} |", flush=True)
+            rows = median_rows(method, runs, time.perf_counter() - t0, header=first)
+            first = False
+            print("\n".join(rows), flush=True)
 
 
 if __name__ == "__main__":

@@ -40,7 +40,6 @@ The study name contains the constraint and the budget, so another budget starts 
 from __future__ import annotations
 
 import argparse
-import math
 import pickle
 import time
 
