@@ -65,7 +65,7 @@ def test_paper_problem_finds_a_feasible_optimum(cls):
     g = np.array([t.user_attrs["g"] for t in study.trials])
     assert (g[20:] <= 0).mean() > 0.3  # random search: about 0.018
     rec = sampler_record(study.trials[-1])
-    assert rec["feasibility"] == {"constraints": 1}
+    assert rec["feasibility"]["constraints"] == 1
 
 
 def test_infeasible_start_moves_toward_feasibility():
@@ -119,7 +119,7 @@ def test_every_route_of_constraint_values_is_used():
         study = optuna.create_study(direction="maximize",
                                     sampler=GPUCBSampler(seed=1, n_candidates=128, **kw))
         study.optimize(_paper(via_func=via_func), n_trials=8)
-        assert sampler_record(study.trials[-1])["feasibility"] == {"constraints": 1}, kw
+        assert sampler_record(study.trials[-1])["feasibility"]["constraints"] == 1, kw
     study = optuna.create_study(direction="maximize",
                                 sampler=GPUCBSampler(seed=1, n_candidates=128, constraints=None))
     study.optimize(_paper(), n_trials=8)
@@ -203,3 +203,24 @@ def test_constraint_values_near_the_float_limit(make):
     assert study.best_trial.params["x"] <= 0.5
     rec = sampler_record(study.trials[-1])
     assert rec is not None and math.isfinite(rec["mu"])
+
+
+def test_the_likelier_of_raw_and_warped_values_is_used():
+    """A constraint exponential in its parameter over three decades (a model's size against
+    the log of its width) is fitted on signed-log values; one linear in it, on raw values.
+    Both choices leave the sign of every observed value where it was (width 0)."""
+    space = EncodedSpace({"x": FloatDistribution(0, 1)})
+    xs = np.linspace(0, 1, 15)
+    for shape, expect_warp in ((lambda x: 10 ** (3 * x) - 30.0, True),
+                               (lambda x: x - 0.5, False)):
+        study = optuna.create_study()
+        for x in xs:
+            study.add_trial(create_trial(
+                params={"x": float(x)}, distributions={"x": FloatDistribution(0, 1)},
+                value=0.0, system_attrs={"constraints:g": float(shape(x))}))
+        models, _ = FeasibleConstraints(width=0.0).fit(study.trials, space, "matern52", 0)
+        assert models.warped == (expect_warp,)
+        g = np.array([shape(x) for x in xs])
+        far = np.abs(g) > 0.05 * np.abs(g).max()
+        lb = models.lower_bounds(xs[:, None])[:, 0]
+        assert np.array_equal(lb[far] <= 0, g[far] <= 0)

@@ -74,29 +74,31 @@ class FeasibleConstraints:
         if matrix.m == 0 or matrix.n < 2:
             return None, matrix.skipped
         numbers = matrix.numbers.tolist()
-        models = []
+        models, warped = [], []
         for j in range(matrix.m):
             best = None
             for warp in (False, True):
                 fitted = _fit_one(matrix.values[:, j], warp, list(matrix.trials), numbers,
                                   space, kernel, seed)
                 if fitted is not None and (best is None or fitted[2] > best[2]):
-                    best = fitted
+                    best, chosen = fitted, warp
             if best is not None:
                 models.append(best[:2])
+                warped.append(chosen)
         if not models:
             return None, matrix.skipped
-        return (ConstraintModels(tuple(models), float(self.width), tuple(matrix.names)),
-                matrix.skipped)
+        return (ConstraintModels(tuple(models), float(self.width), tuple(matrix.names),
+                                 tuple(warped)), matrix.skipped)
 
 
 def _fit_one(g: np.ndarray, warp: bool, trials: list[FrozenTrial], numbers: list[int],
              space: EncodedSpace, kernel: str, seed: int
              ) -> tuple[GPPosterior, float, float] | None:
-    """``(posterior, standardised threshold, log likelihood of g)`` of one constraint's GP on
-    its raw or :func:`signed_log`-warped values (``None`` if the fit fails). The likelihood is
-    of the values in their own units (the warp's and the standardiser's Jacobians included), so
-    the two are comparable: the better one is used [design choice]."""
+    """``(posterior, standardised threshold, log likelihood of g per point)`` of one
+    constraint's GP on its raw or :func:`signed_log`-warped values (``None`` if the fit
+    fails). The likelihood is of the values in their own units (the warp's and the
+    standardiser's Jacobians included), so the two are comparable: the better one is used
+    [design choice]."""
     z = signed_log(g) if warp else g
     obs = build_observations(trials, space, StudyDirection.MAXIMIZE, True,
                              targets=dict(zip(numbers, z.tolist())))
@@ -104,10 +106,11 @@ def _fit_one(g: np.ndarray, warp: bool, trials: list[FrozenTrial], numbers: list
         post = fit_model(obs, space, GPConfig(kernel=kernel), None, seed).posterior
     except NumericalError:
         return None
+    # Per point: the posterior may hold a subset of the trials (max_posterior_points).
     loglik = (-0.5 * float(post.y @ post.alpha) - float(np.log(np.diag(post.L)).sum())
-              - 0.5 * post.n * math.log(2 * math.pi) - post.n * math.log(obs.scale))
+              - 0.5 * post.n * math.log(2 * math.pi)) / post.n - math.log(obs.scale)
     if warp:
-        loglik -= float(np.log(_warp_scale(g) + np.abs(g)).sum())
+        loglik -= float(np.log(_warp_scale(g) + np.abs(g)).mean())
     return post, -obs.shift / obs.scale, loglik
 
 
@@ -132,6 +135,7 @@ class ConstraintModels:
     models: tuple[tuple[GPPosterior, float], ...]
     width: float
     names: tuple[str, ...]
+    warped: tuple[bool, ...] = ()  # per model: fitted on signed_log values
 
     def lower_bounds(self, X: np.ndarray) -> np.ndarray:
         """``(n, m)`` optimistic constraint values minus the threshold (standardised units);
