@@ -224,3 +224,21 @@ def test_the_likelier_of_raw_and_warped_values_is_used():
         far = np.abs(g) > 0.05 * np.abs(g).max()
         lb = models.lower_bounds(xs[:, None])[:, 0]
         assert np.array_equal(lb[far] <= 0, g[far] <= 0)
+
+
+def test_skipped_constraint_data_is_logged_with_counts_but_not_every_trial(caplog):
+    """Constraints reported on only some trials: one warning at 1, 2, 4, 8 ... skipped
+    trials, not one per trial."""
+    def objective(trial):
+        x = trial.suggest_float("x", 0, 1)
+        if trial.number % 2 == 0:
+            trial.set_constraint("g", x - 0.5)
+        return x
+
+    with caplog.at_level(logging.WARNING, logger="optuna_gpbandit"):
+        optuna.create_study(sampler=GPUCBSampler(seed=0, n_candidates=128)).optimize(
+            objective, n_trials=30)
+    counts = [int(r.getMessage().split(": ")[1].split()[0]) for r in caplog.records
+              if "skipped by the constraint models" in r.getMessage()]
+    assert counts and len(counts) <= 5
+    assert all(c.bit_length() != d.bit_length() for c, d in zip(counts, counts[1:]))

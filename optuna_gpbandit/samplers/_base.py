@@ -235,8 +235,8 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
             counted = [t for t in history.completed if t.number >= start]
             feasibility, skipped = self._constraints.fit(counted, space,
                                                          self._gp_config.kernel, self._seed)
-            if skipped:
-                log_once(study, f"constraint-skipped-{len(skipped)}", WARNING,
+            if skipped:  # once at 1, 2, 4, 8, ... skipped trials: counts without a flood
+                log_once(study, f"constraint-skipped-{len(skipped).bit_length()}", WARNING,
                          "%s: %d trial(s) skipped by the constraint models (unusable "
                          "constraint data; on_missing='skip'): %s", type(self).__name__,
                          len(skipped), "; ".join(k.message for k in skipped[:5])
