@@ -165,6 +165,17 @@ def test_finite_space_uses_its_cardinality_in_theorem1_beta():
         assert state["beta"] == pytest.approx(expected, rel=1e-12)
 
 
+def test_large_finite_space_caps_theorem1_cardinality_at_the_candidate_count():
+    """A discrete space of 2001 x 2001 points with n_candidates=256: |D| = 256 (documented
+    in GPUCBSampler's ``beta``), not 4 million."""
+    study = optuna.create_study(sampler=GPUCBSampler(seed=0, n_startup_trials=2, beta_scale=1.0,
+                                                     n_candidates=256))
+    study.optimize(lambda t: (t.suggest_int("a", 0, 2000) - 700) ** 2
+                   + (t.suggest_int("b", 0, 2000) - 300) ** 2, n_trials=4)
+    state = _state(study.trials[-1])
+    assert state["beta"] == pytest.approx(2 * math.log(256 * state["t"] ** 2 * math.pi**2 / 0.6))
+
+
 def test_continuous_space_theorem1_uses_candidate_count_and_theorem2_its_formula():
     s1 = optuna.create_study(sampler=GPUCBSampler(seed=0, n_candidates=512, beta_scale=1.0))
     s1.optimize(_quad, n_trials=7)

@@ -29,7 +29,8 @@ import numpy as np
 
 
 def beta_theorem1(t: int, cardinality: int, delta: float) -> float:
-    """Srinivas et al. Theorem 1 (finite domain of ``cardinality`` points)."""
+    """Srinivas et al. Theorem 1 (finite domain of ``cardinality`` points; the samplers pass
+    ``min(cardinality, n_candidates)``, see ``GPUCBSampler``'s ``beta``)."""
     return 2.0 * math.log(cardinality * t * t * math.pi**2 / (6.0 * delta))
 
 

@@ -117,9 +117,12 @@ GP_UCB = """\
 beta
     The schedule ``beta_t`` (before ``beta_scale``):
 
-    * ``"theorem1"``: ``2 log(|D| t^2 pi^2 / (6 delta))``. ``|D|`` is the number of points of a
-      fully discrete search space, and otherwise the number of scored candidates
-      (``n_candidates``), the discretisation of a continuous space.
+    * ``"theorem1"``: ``2 log(|D| t^2 pi^2 / (6 delta))``. In the paper ``|D|`` is the
+      cardinality of the finite decision set. Here ``|D| = min(cardinality, n_candidates)``
+      for a fully discrete search space and ``n_candidates`` otherwise (the number of
+      points the maximiser scores per step, the discretisation of a continuous space)
+      [design choice: a discrete space of 10^6 points would add ``2 log(10^6 / 1024)`` =
+      13.8 to ``beta_t`` for points the maximiser never scores at once].
     * ``"theorem2"``: ``2 log(2 t^2 pi^2 / (3 delta)) + 2 d log(t^2 d b r sqrt(log(4 d a /
       delta)))`` for a continuous space of ``d`` parameters (encoded to the unit cube).
     * ``"theorem3"``: ``2 B + 300 gamma_t log(t / delta)^3``; ``gamma_t`` is bounded by the
