@@ -59,6 +59,21 @@ def _line_values(space: EncodedSpace, i: int, current: float) -> np.ndarray:
     return np.unique(space.column_values_at(i, np.unique(np.concatenate([near, spread]))))
 
 
+def _best_rounding(acq: Acquisition, space: EncodedSpace, x: np.ndarray) -> np.ndarray:
+    """``x`` snapped onto the grid, each relaxed discrete column then moved to whichever of
+    its grid neighbours (one step down, none, one step up) scores best: plain rounding of a
+    relaxed optimum that sits on an edge (e.g. a constraint boundary between two integers)
+    can land one step on the wrong side."""
+    x = space.snap(x)
+    for i in np.flatnonzero(space.is_relaxed & ~space.is_continuous):
+        col = space.columns[i]
+        idx = col.index_of(x[i])
+        X = np.repeat(x[None, :], 3, axis=0)
+        X[:, i] = col.values_at(np.array([idx - 1, idx, idx + 1]))
+        x = X[int(np.argmax(acq.values(X)))].copy()
+    return x
+
+
 def _local_search(acq: Acquisition, space: EncodedSpace, x0: np.ndarray, f0: float) -> tuple[np.ndarray, float]:
     x, fx = x0.copy(), f0
     cont = np.flatnonzero(space.is_relaxed)  # continuous columns and relaxed wide discrete ones
@@ -80,7 +95,7 @@ def _local_search(acq: Acquisition, space: EncodedSpace, x0: np.ndarray, f0: flo
                 xn = x.copy()
                 xn[cont] = np.clip(res.x, 0.0, 1.0)
                 if rounded:  # the relaxed optimum, rounded onto the grid, must still improve
-                    xn = space.snap(xn)
+                    xn = _best_rounding(acq, space, xn)
                 fn = float(acq.values(xn[None, :])[0])
                 if not rounded or fn > fx + 1e-12 * (1 + abs(fx)):
                     x, fx = xn, fn
