@@ -188,3 +188,35 @@ def test_maximiser_relaxes_wide_integer_then_snaps():
     assert abs(params["n"] - target) <= 1e-6 * 10**12
     assert params["x"] == pytest.approx(0.42, abs=1e-5)
     assert f == pytest.approx(float(acq.values(space.snap(x)[None, :])[0]))
+
+
+class _Edge:
+    """A peak beyond ``edge`` in the first column, cut by a steep smooth penalty past it (a
+    constraint boundary between two integers, as the penalised acquisition has)."""
+
+    def __init__(self, edge: float, peak: float) -> None:
+        self.edge, self.peak = edge, peak
+
+    def values(self, X):
+        u = np.atleast_2d(X)[:, 0]
+        return -(u - self.peak) ** 2 - 1e4 * np.maximum(u - self.edge, 0.0) ** 2
+
+    def value_grad(self, x):
+        u = float(x[0])
+        grad = np.zeros_like(np.asarray(x, dtype=float))
+        grad[0] = -2 * (u - self.peak) - 2e4 * max(u - self.edge, 0.0)
+        return float(self.values(np.asarray(x)[None, :])[0]), grad
+
+
+def test_relaxed_optimum_on_an_edge_rounds_to_the_allowed_side():
+    """The relaxed optimum sits at 805.6 (between 805 and 806): plain rounding gives 806,
+    past the edge and worse than the start, so the polish was thrown away; the best grid
+    neighbour is 805."""
+    dists = {"n": IntDistribution(0, 10**4)}
+    space = EncodedSpace(dists)
+    assert space.is_relaxed[0]
+    edge = space.encode({"n": 805})[0] + 0.6 * (space.encode({"n": 806})[0]
+                                                 - space.encode({"n": 805})[0])
+    acq = _Edge(edge, peak=edge + 0.05)
+    x, _ = maximize_acquisition(acq, space, np.random.default_rng(0), n_candidates=64)
+    assert space.decode(x)["n"] == 805
