@@ -34,7 +34,7 @@ optimum (``inf``: no feasible trial), the share of feasible trials after the sta
 trial 10 on), the time-averaged violation ``[sum_t g(x_t)]^+ / T`` (the paper's metric, in the
 constraint's units) and the mean of ``max(0, g)`` per trial; seconds for all seeds.
 
-    python benchmarks/bench_feasible.py                      # every case and method (~8 min)
+    python benchmarks/bench_feasible.py                      # every case and method (~10 min)
     python benchmarks/bench_feasible.py --cases paper --methods default gpsampler --seeds 1
 """
 
