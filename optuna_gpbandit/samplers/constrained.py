@@ -67,7 +67,9 @@ class ConstrainedGPUCBSampler(IGPUCBSampler):
     ----------
     mode
         ``"feasible"`` (default: the best feasible trial) or ``"long_term"`` (constraints met
-        on average; Shi & Eryilmaz's Algorithms 2 and 3).
+        on average; Shi & Eryilmaz's Algorithms 2 and 3). Here ``constraints`` defaults to
+        ``None``, meaning the rule of ``mode``; a ``FeasibleConstraints`` or
+        ``LongTermConstraints`` instance replaces it.
     width
         ``mode="feasible"``: the confidence width of the constraints' lower bounds in posterior
         standard deviations (default 2.0).
