@@ -241,9 +241,10 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
                          "constraint data; on_missing='skip'): %s", type(self).__name__,
                          len(skipped), "; ".join(k.message for k in skipped[:5])
                          + (" ..." if len(skipped) > 5 else ""))
-            extra["feasibility"] = {
-                "constraints": 0 if feasibility is None else len(feasibility.models),
-                "warped": 0 if feasibility is None else sum(feasibility.warped)}
+            if feasibility is not None or not self._auto_constraints:  # quiet when unused
+                extra["feasibility"] = {
+                    "constraints": 0 if feasibility is None else len(feasibility.models),
+                    "warped": 0 if feasibility is None else sum(feasibility.warped)}
             if not self._auto_constraints and not any(trial_constraints(t)[0] for t in counted):
                 self._no_constraint_data(study, len(counted))
         elif self._constraints is not None:
