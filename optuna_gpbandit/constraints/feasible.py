@@ -151,6 +151,22 @@ class ConstraintModels:
         """Mask of the rows of ``X`` that no constraint's confidence bound admits."""
         return (self.lower_bounds(X) > 0.0).any(axis=1)
 
+    def excess(self, X: np.ndarray, margin: float = 0.0) -> np.ndarray:
+        """``sum_j max(0, lcb_j(x) + margin)`` for the rows of ``X``."""
+        return np.maximum(self.lower_bounds(X) + margin, 0.0).sum(axis=1)
+
+    def excess_grad(self, x: np.ndarray, margin: float = 0.0) -> tuple[float, np.ndarray]:
+        """:meth:`excess` at one point, and its gradient."""
+        total, grad = 0.0, np.zeros_like(np.asarray(x, dtype=float))
+        for post, threshold in self.models:
+            mu, var, dmu, dvar = post.mean_var_grad(x)
+            sd = math.sqrt(max(var, 0.0))
+            lb = mu - self.width * sd - threshold + margin
+            if lb > 0.0:
+                total += lb
+                grad += dmu - (self.width * 0.5 / sd) * dvar if sd > 1e-12 else dmu
+        return total, grad
+
 
 class OptimisticViolation:
     """Acquisition ``-sum_j max(0, lcb_j(x))``: the point most likely to be feasible."""
@@ -159,17 +175,10 @@ class OptimisticViolation:
         self.models = models
 
     def values(self, X: np.ndarray) -> np.ndarray:
-        return -np.maximum(self.models.lower_bounds(X), 0.0).sum(axis=1)
+        return -self.models.excess(X)
 
     def value_grad(self, x: np.ndarray) -> tuple[float, np.ndarray]:
-        total, grad = 0.0, np.zeros_like(np.asarray(x, dtype=float))
-        for post, threshold in self.models.models:
-            mu, var, dmu, dvar = post.mean_var_grad(x)
-            sd = math.sqrt(max(var, 0.0))
-            lb = mu - self.models.width * sd - threshold
-            if lb > 0.0:
-                total += lb
-                grad += dmu - (self.models.width * 0.5 / sd) * dvar if sd > 1e-12 else dmu
+        total, grad = self.models.excess_grad(x)
         return -total, -grad
 
 
@@ -190,18 +199,9 @@ class Penalised:
         self.weight, self.margin = float(weight), float(margin)
 
     def values(self, X: np.ndarray) -> np.ndarray:
-        over = np.maximum(self.models.lower_bounds(X) + self.margin, 0.0).sum(axis=1)
-        return self.acq.values(X) - self.weight * over
+        return self.acq.values(X) - self.weight * self.models.excess(X, self.margin)
 
     def value_grad(self, x: np.ndarray) -> tuple[float, np.ndarray]:
         value, grad = self.acq.value_grad(x)
-        grad = np.array(grad, dtype=float)
-        for post, threshold in self.models.models:
-            mu, var, dmu, dvar = post.mean_var_grad(x)
-            sd = math.sqrt(max(var, 0.0))
-            lb = mu - self.models.width * sd - threshold + self.margin
-            if lb > 0.0:
-                value -= self.weight * lb
-                dlb = dmu - (self.models.width * 0.5 / sd) * dvar if sd > 1e-12 else dmu
-                grad -= self.weight * dlb
-        return value, grad
+        over, dover = self.models.excess_grad(x, self.margin)
+        return value - self.weight * over, np.asarray(grad, dtype=float) - self.weight * dover
