@@ -37,8 +37,9 @@ from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit._storage import write_trial_json
 from optuna_gpbandit._threads import single_threaded_blas
 from optuna_gpbandit.changepoint import ChangeDetection
-from optuna_gpbandit.constraints import (DIAGNOSTICS_KEY, FeasibleConstraints,
-                                         LongTermConstraints, trial_constraints)
+from optuna_gpbandit.constraints import (DIAGNOSTICS_KEY, ConstraintModels,
+                                         FeasibleConstraints, LongTermConstraints,
+                                         trial_constraints)
 from optuna_gpbandit.gp.fit import MIN_NOISE_VAR
 from optuna_gpbandit.gp.posterior import NumericalError
 from optuna_gpbandit.samplers._concurrency import MAX_ROUNDS, taken_meanwhile
@@ -214,6 +215,27 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
                      "constraint stage does nothing until one does.",
                      type(self).__name__, n_completed)
 
+    def _fit_feasibility(self, study: Study, counted: list[FrozenTrial], space: EncodedSpace,
+                         extra: dict[str, Any]) -> ConstraintModels | None:
+        """The constraint GPs of :class:`FeasibleConstraints` on the ``counted`` trials (``None``
+        without constraint data), with their record and notices."""
+        assert isinstance(self._constraints, FeasibleConstraints)
+        feasibility, skipped = self._constraints.fit(counted, space, self._gp_config.kernel,
+                                                     self._seed)
+        if skipped:  # once at 1, 2, 4, 8, ... skipped trials: counts without a flood
+            log_once(study, f"constraint-skipped-{len(skipped).bit_length()}", WARNING,
+                     "%s: %d trial(s) skipped by the constraint models (unusable "
+                     "constraint data; on_missing='skip'): %s", type(self).__name__,
+                     len(skipped), "; ".join(k.message for k in skipped[:5])
+                     + (" ..." if len(skipped) > 5 else ""))
+        if feasibility is not None or not self._auto_constraints:  # quiet when unused
+            extra["feasibility"] = {
+                "constraints": 0 if feasibility is None else len(feasibility.models),
+                "warped": 0 if feasibility is None else sum(feasibility.warped)}
+        if not self._auto_constraints and not any(trial_constraints(t)[0] for t in counted):
+            self._no_constraint_data(study, len(counted))
+        return feasibility
+
     def _choose(
         self, study: Study, trial: FrozenTrial, space: EncodedSpace, history: History
     ) -> tuple[np.ndarray, dict[str, Any] | None]:
@@ -232,21 +254,8 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
         noise_factor, delta_factor = 1.0, 1.0
         feasibility = None
         if isinstance(self._constraints, FeasibleConstraints):
-            counted = [t for t in history.completed if t.number >= start]
-            feasibility, skipped = self._constraints.fit(counted, space,
-                                                         self._gp_config.kernel, self._seed)
-            if skipped:  # once at 1, 2, 4, 8, ... skipped trials: counts without a flood
-                log_once(study, f"constraint-skipped-{len(skipped).bit_length()}", WARNING,
-                         "%s: %d trial(s) skipped by the constraint models (unusable "
-                         "constraint data; on_missing='skip'): %s", type(self).__name__,
-                         len(skipped), "; ".join(k.message for k in skipped[:5])
-                         + (" ..." if len(skipped) > 5 else ""))
-            if feasibility is not None or not self._auto_constraints:  # quiet when unused
-                extra["feasibility"] = {
-                    "constraints": 0 if feasibility is None else len(feasibility.models),
-                    "warped": 0 if feasibility is None else sum(feasibility.warped)}
-            if not self._auto_constraints and not any(trial_constraints(t)[0] for t in counted):
-                self._no_constraint_data(study, len(counted))
+            feasibility = self._fit_feasibility(
+                study, [t for t in history.completed if t.number >= start], space, extra)
         elif self._constraints is not None:
             stage = self._constraints.prepare([
                 t for t in history.all_trials

@@ -170,10 +170,10 @@ def _constraint_rule(mode: str, width: float | None, on_missing: str,
                 f"ConstrainedGPUCBSampler: {given[0]} applies to mode='long_term' (constraints "
                 "met on average over the study); pass mode='long_term' to use it."
             )
-        return FeasibleConstraints(width=2.0 if width is None else width, on_missing=on_missing)
+        given_width = {} if width is None else {"width": width}
+        return FeasibleConstraints(on_missing=on_missing, **given_width)
     if width is not None:
         raise ValueError("ConstrainedGPUCBSampler: width applies to mode='feasible'.")
-    defaults = {"variant": "noiseless", "epoch_length": 20, "psi_c": 1.0, "psi_n": 2.0,
-                "history": "all"}
-    kw = {k: (defaults.get(k) if v is None else v) for k, v in long_term.items()}
-    return LongTermConstraints(kw.pop("variant"), on_missing=on_missing, **kw)
+    # Arguments left at None take LongTermConstraints' own defaults.
+    return LongTermConstraints(on_missing=on_missing,
+                               **{k: v for k, v in long_term.items() if v is not None})
