@@ -14,12 +14,16 @@ from __future__ import annotations
 
 import logging
 import threading
+import weakref
 
 from optuna.logging import get_logger
 from optuna.study import Study
 
 _logger = get_logger("optuna_gpbandit")
-_seen: set[tuple[int, int, str]] = set()
+# Keys logged, per live storage object. Not keyed by id(storage): a new study's storage can get
+# the address of a freed one, and its notices were then taken as said already.
+_seen: "weakref.WeakKeyDictionary[object, set[tuple[int, str]]]" = weakref.WeakKeyDictionary()
+_seen_by_id: set[tuple[int, int, str]] = set()  # storages that take no weak reference
 _lock = threading.Lock()
 
 
@@ -47,11 +51,15 @@ def log_once(study: Study, key: str, level: int, msg: str, *args: object) -> boo
 
     Returns whether it was logged.
     """
-    ident = (id(study._storage), study._study_id, key)
+    storage, ident = study._storage, (study._study_id, key)
     with _lock:
-        if ident in _seen:
+        try:
+            seen = _seen.setdefault(storage, set())
+        except TypeError:  # no weak reference to this storage
+            seen, ident = _seen_by_id, (id(storage), *ident)  # type: ignore[assignment]
+        if ident in seen:
             return False
-        _seen.add(ident)
+        seen.add(ident)
     _logger.log(level, msg, *args)
     return True
 

@@ -233,3 +233,21 @@ def test_notices_show_like_optunas_own_lines_and_obey_its_verbosity(level):
         assert len(lines) == 1 and lines[0].startswith("[I ")  # Optuna's format, once
     else:
         assert lines == []
+
+
+def test_a_notice_said_once_per_study_is_said_again_for_a_new_study(caplog):
+    """log_once remembers per live storage object: a new study is told again, even one whose
+    storage lands at the address of a freed one (keyed by id(), such a study's notices were
+    dropped as said already: flaky notices in a loop of in-memory studies)."""
+    import gc
+
+    from optuna_gpbandit import _notices
+
+    said = []
+    for _ in range(30):  # freed storages' addresses get reused within a few iterations
+        study = optuna.create_study()
+        said.append(_notices.log_once(study, "k", logging.WARNING, "once per study"))
+        assert not _notices.log_once(study, "k", logging.WARNING, "once per study")
+        del study
+        gc.collect()
+    assert all(said)
