@@ -141,47 +141,46 @@ def make_problem(rep: int, T: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 # ------------------------------------------------------------------------------------ methods
 
 
-def _paper_beta(T: int) -> Callable[[int], float]:
-    # beta_t' = D t'^(d(d+1)/(2 nu + d(d+1))) log(T)^4, D = 0.02, d = 1, nu = 5/2: t'^(2/7).
-    # Our samplers call beta(t) with t = observations the model sees + 1.
-    log4 = math.log(T) ** 4
-    return lambda t: 0.02 * max(t - 1, 1) ** (2.0 / 7.0) * log4
-
-
 def _cpd(rep: int, T: int) -> optuna.samplers.BaseSampler:
     return GPUCBCPDSampler(seed=rep, n_candidates=1024)
 
 
+def _cpd_avanesov(rep: int, T: int) -> optuna.samplers.BaseSampler:
+    return GPUCBCPDSampler(seed=rep, n_candidates=1024, detector="avanesov", n_startup_trials=1)
+
+
 def _cpd_paper(rep: int, T: int) -> optuna.samplers.BaseSampler:
-    return GPUCBCPDSampler(
-        seed=rep, n_candidates=1024, lengthscale=0.2, kernel_scale=1.0, noise_var=NOISE_SD**2,
-        standardize=False, beta=_paper_beta(T), beta_scale=1.0,
-        cpd_settings=CPDSettings(standardize=False, threshold_const=2.6),
-    )
+    return GPUCBCPDSampler.paper(T, noise_var=NOISE_SD**2, seed=rep, n_candidates=1024)
 
 
 def _no_detector(rep: int, T: int) -> optuna.samplers.BaseSampler:
-    return GPUCBCPDSampler(seed=rep, n_candidates=1024,
+    return GPUCBCPDSampler(seed=rep, n_candidates=1024, detector="avanesov", n_startup_trials=1,
                            cpd_settings=CPDSettings(threshold=math.inf))
+
+
+def _gpucb(rep: int, T: int) -> optuna.samplers.BaseSampler:
+    return GPUCBSampler(seed=rep, n_candidates=1024)
 
 
 METHODS: dict[str, dict[str, Any]] = {
     # "all_T": runs at every --T; otherwise only at --baseline-T (the whole-history baselines are
-    # O(n^3) per step; oracle / no-detector are references, not the subject of the fit).
-    "cpd": {"label": "GP-UCB-CPD (GPUCBCPDSampler, defaults)", "make": _cpd, "default": True,
-            "all_T": True},
-    "cpd-paper": {"label": "GP-UCB-CPD, paper settings", "make": _cpd_paper, "default": False,
-                  "all_T": True},
-    "oracle": {"label": "GP-UCB-Oracle (reset at the true changes)", "make": _no_detector,
+    # O(n^3) per step; the oracles / no-detector are references, not the subject of the fit).
+    "cpd": {"label": "GPUCBCPDSampler (defaults: residual test)", "make": _cpd,
+            "default": True, "all_T": True},
+    "cpd-avanesov": {"label": "GPUCBCPDSampler(detector='avanesov')", "make": _cpd_avanesov,
+                     "default": True, "all_T": True},
+    "cpd-paper": {"label": "GP-UCB-CPD, paper settings (GPUCBCPDSampler.paper)",
+                  "make": _cpd_paper, "default": False, "all_T": True},
+    "oracle": {"label": "Oracle: GPUCBSampler restarted at the true changes", "make": _gpucb,
                "default": True, "oracle": True},
-    "no-detector": {"label": "GP-UCB-NO-Detector (theta = inf)", "make": _no_detector,
-                    "default": True},
-    "gpucb": {"label": "GPUCBSampler (no change detection)",
-              "make": lambda rep, T: GPUCBSampler(seed=rep, n_candidates=1024),
-              "default": True},
+    "oracle-avanesov": {"label": "GP-UCB-Oracle (avanesov, theta = inf, reset at the changes)",
+                        "make": _no_detector, "default": False, "oracle": True},
+    "no-detector": {"label": "GP-UCB-NO-Detector (avanesov, theta = inf)",
+                    "make": _no_detector, "default": False},
+    "gpucb": {"label": "GPUCBSampler (no change detection)", "make": _gpucb, "default": True},
     "gpsampler": {"label": "Optuna GPSampler (no change detection)",
                   "make": lambda rep, T: optuna.samplers.GPSampler(seed=rep),
-                  "default": True},
+                  "default": False},
 }
 
 
@@ -327,7 +326,7 @@ def summarise(runs: list[dict]) -> list[dict]:
             "delay_median": [float(np.median(d)) if d else float("nan") for d in delays],
             "seconds": float(np.mean([r["seconds"] for r in rs])),
             "ask_last100": float(np.mean([r["ask_seconds_last100"] for r in rs])),
-            "detects": method in ("cpd", "cpd-paper"),
+            "detects": method in ("cpd", "cpd-avanesov", "cpd-paper"),
         })
     return rows
 
@@ -442,7 +441,7 @@ def report(config: dict, runs: list[dict], stem: str | None) -> tuple[str, dict]
         "",
     ]
     fits = {}
-    for method in ("cpd", "cpd-paper"):
+    for method in ("cpd", "cpd-avanesov", "cpd-paper"):
         if any(r["method"] == method for r in runs):
             text, fit = exponent_text(runs, method)
             lines.append(f"* {text}")

@@ -9,7 +9,7 @@ params. Samplers (``samplers``) compose these parts; ``report`` summarises finis
 from optuna_gpbandit import report
 from optuna_gpbandit._notices import configure_logging
 from optuna_gpbandit._censoring import Censoring
-from optuna_gpbandit.changepoint import ChangeDetection, CPDSettings
+from optuna_gpbandit.changepoint import ChangeDetection, CPDSettings, ResidualTest
 from optuna_gpbandit.constraints import FeasibleConstraints, LongTermConstraints
 from optuna_gpbandit.report import (
     ConstraintReport,
@@ -34,6 +34,7 @@ __all__ = [
     "CPDSettings",
     "Censoring",
     "ChangeDetection",
+    "ResidualTest",
     "ConstrainedGPUCBSampler",
     "ConstraintReport",
     "FeasibleConstraints",

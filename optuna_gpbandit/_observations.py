@@ -14,6 +14,8 @@ posterior mean of the observed rows.
 
 from __future__ import annotations
 
+import math
+
 import dataclasses
 from dataclasses import dataclass
 
@@ -167,6 +169,7 @@ def build_observations(
     lower_bound: float | None = None,
     targets: dict[int, float] | None = None,
     failed: list[FailedRow] | None = None,
+    scale_floor: float | None = None,
 ) -> Observations:
     """Encode the observed ``trials`` (COMPLETE, holding every parameter of ``space``).
 
@@ -174,7 +177,9 @@ def build_observations(
     replace ``trials`` and its censored rows are appended. ``targets`` (trial number -> oriented
     target) replaces the oriented objective values, e.g. by penalised ones. ``failed`` rows
     (see :mod:`optuna_gpbandit._failures`) follow the observed trials with imputed labels
-    (none while nothing is observed).
+    (none while nothing is observed). ``scale_floor`` bounds the standardising scale from below
+    (after a change point: the spread of the whole study, so a young segment's few values do not
+    set the model's amplitude).
     """
     rows = [] if design is None else design.rows
     if design is not None:
@@ -188,6 +193,8 @@ def build_observations(
     if failed:
         y_raw = np.concatenate([y_raw, imputed_labels(failed, y_raw)])
     shift, scale = standardization(y_raw[: len(trials)]) if standardize else (0.0, 1.0)
+    if standardize and scale_floor is not None and math.isfinite(scale_floor):
+        scale = max(scale, scale_floor)
     y = _standardize(y_raw, shift, scale)
     sign = _sign(direction)
     censored = 0.0

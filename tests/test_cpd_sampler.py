@@ -33,8 +33,8 @@ def _roles(study):
 
 
 def test_exploration_schedule_follows_xi_sqrt_t():
-    sampler = GPUCBCPDSampler(seed=0, cpd_settings=CPDSettings(threshold=math.inf),
-                              n_candidates=64)
+    sampler = GPUCBCPDSampler(seed=0, detector="avanesov", n_startup_trials=1,
+                              cpd_settings=CPDSettings(threshold=math.inf), n_candidates=64)
     study = optuna.create_study(direction="maximize", sampler=sampler)
     study.optimize(lambda t: t.suggest_float("x", 0.0, 1.0), n_trials=35)
     uniform = [t.number for t in study.trials if t.system_attrs[ROLE_KEY] == "uniform"]
@@ -42,9 +42,13 @@ def test_exploration_schedule_follows_xi_sqrt_t():
     assert sampler.change_points(study) == []
 
 
-@pytest.fixture(scope="module")
-def drift_run():
-    sampler = GPUCBCPDSampler(seed=1, n_candidates=256)
+DETECTION_LIMIT = {"residual": 25, "avanesov": 100}
+
+
+@pytest.fixture(scope="module", params=["residual", "avanesov"])
+def drift_run(request):
+    extra = {} if request.param == "residual" else {"n_startup_trials": 1}
+    sampler = GPUCBCPDSampler(seed=1, n_candidates=256, detector=request.param, **extra)
     study = optuna.create_study(direction="maximize", sampler=sampler)
     study.optimize(_drifting(change_at=120), n_trials=260)
     return sampler, study
@@ -54,7 +58,8 @@ def test_change_is_detected_after_it_happens_and_not_before(drift_run):
     sampler, study = drift_run
     points = sampler.change_points(study)
     assert points, "no change detected"
-    assert 120 <= points[0] <= 120 + 100
+    limit = DETECTION_LIMIT[sampler._change_detection.residual and "residual" or "avanesov"]
+    assert 120 <= points[0] <= 120 + limit
     assert study._storage.get_study_system_attrs(study._study_id)[CHANGE_POINTS_KEY] == points
 
 
@@ -71,28 +76,40 @@ def test_after_the_reset_suggestions_concentrate_near_the_new_optimum(drift_run)
 
 def test_a_fresh_sampler_replays_the_same_change_points(drift_run):
     sampler, study = drift_run
-    assert GPUCBCPDSampler(seed=123).change_points(study) == sampler.change_points(study)
+    fresh = GPUCBCPDSampler(seed=123, change_detection=ChangeDetection(
+        settings=sampler._change_detection.settings))
+    assert fresh.change_points(study) == sampler.change_points(study)
 
 
-def test_resumed_study_suggests_what_the_uninterrupted_run_did(tmp_path):
+@pytest.mark.parametrize("detector", ["residual", "avanesov"])
+def test_resumed_study_suggests_what_the_uninterrupted_run_did(tmp_path, detector):
     objective = _drifting(change_at=40)
-    full = optuna.create_study(direction="maximize",
-                               sampler=GPUCBCPDSampler(seed=2, n_candidates=128))
+
+    def sampler():
+        return GPUCBCPDSampler(seed=2, n_candidates=128, detector=detector)
+
+    full = optuna.create_study(direction="maximize", sampler=sampler())
     full.optimize(objective, n_trials=70)
     url = f"sqlite:///{tmp_path / 'cpd.db'}"
     part = optuna.create_study(direction="maximize", storage=url, study_name="cpd",
-                               sampler=GPUCBCPDSampler(seed=2, n_candidates=128))
+                               sampler=sampler())
     part.optimize(objective, n_trials=45)
-    resumed = optuna.load_study(study_name="cpd", storage=url,
-                                sampler=GPUCBCPDSampler(seed=2, n_candidates=128))
+    resumed = optuna.load_study(study_name="cpd", storage=url, sampler=sampler())
     resumed.optimize(objective, n_trials=25)
     assert [t.params for t in resumed.trials] == [t.params for t in full.trials]
     assert _roles(resumed) == _roles(full)
+    for a, b in zip(full.trials, resumed.trials):  # roles, records, predictions
+        same = {k: v for k, v in a.system_attrs.items() if k != "gpbandit:stamp"}
+        assert same == {k: v for k, v in b.system_attrs.items() if k != "gpbandit:stamp"}
+    points = sampler().change_points(resumed)
+    assert points == sampler().change_points(full)
+    assert points or detector == "avanesov"  # (Avanesov's needs more trials to detect)
 
 
 def test_enqueued_trials_are_external_and_never_exploration():
     study = optuna.create_study(direction="maximize",
-                                sampler=GPUCBCPDSampler(seed=0, n_candidates=64))
+                                sampler=GPUCBCPDSampler(seed=0, n_candidates=64,
+                                                        detector="avanesov"))
     study.enqueue_trial({"x": 0.5})
     study.optimize(lambda t: t.suggest_float("x", 0.0, 1.0), n_trials=6)
     assert _roles(study)[0] == "external"
@@ -100,12 +117,22 @@ def test_enqueued_trials_are_external_and_never_exploration():
 
 
 def test_change_detection_works_with_thompson_sampling():
-    sampler = GPTSSampler(seed=0, n_candidates=128, change_detection=ChangeDetection())
+    sampler = GPTSSampler(seed=0, n_candidates=128, change_detection=ChangeDetection.avanesov())
     study = optuna.create_study(direction="maximize", sampler=sampler)
     study.optimize(_drifting(change_at=1000), n_trials=20)
     roles = _roles(study)
     assert roles.count("uniform") == 1 + math.isqrt(3 * 19) and roles.count("model") > 0
     assert sampler.current_best_trial(study).number == study.best_trial.number
+
+
+def test_residual_detection_works_with_thompson_sampling():
+    sampler = GPTSSampler(seed=0, n_candidates=128, change_detection=ChangeDetection())
+    study = optuna.create_study(direction="maximize", sampler=sampler)
+    study.optimize(_drifting(change_at=60), n_trials=100)
+    points = sampler.change_points(study)
+    assert points and 60 <= points[0] <= 60 + 25
+    # no exploration trials: the first trial of the study and of each new segment only
+    assert _roles(study).count("uniform") == 1 + len(points)
 
 
 def test_without_change_detection_the_current_best_is_the_study_best():

@@ -1,6 +1,7 @@
 """Acquisition: exploration schedules (beta_t, v_t), UCB, and Thompson draws."""
 
 from optuna_gpbandit.acquisition.beta import (
+    avanesov_beta,
     beta_theorem1,
     beta_theorem2,
     beta_theorem3,
@@ -14,6 +15,7 @@ from optuna_gpbandit.acquisition.ucb import UCB
 __all__ = [
     "UCB",
     "argmax_random_tie",
+    "avanesov_beta",
     "beta_theorem1",
     "beta_theorem2",
     "beta_theorem3",

@@ -18,6 +18,11 @@ GP-UCB-SDF and GP-TS-SDF (Verma, Dai & Low 2022), censored targets bounded by ``
 
 * ``beta_t = B_f + (R + B_y) sqrt(2 (gamma_{t-1} + 1 + log(2 / delta)))`` (UCB), ``log(4 / delta)``
   for TS (``delta / 2``)
+
+GP-UCB-CPD (Avanesov), the schedule of the paper's experiments on the segment length ``t'``:
+
+* ``beta_t' = D t'^(d (d + 1) / (2 nu + d (d + 1))) log(T)^4`` (``D = 0.02``; ``t'^(2/7)`` for
+  ``d = 1``, ``nu = 5/2``)
 """
 
 from __future__ import annotations
@@ -62,6 +67,38 @@ def sdf_beta(gamma: float, B: float, R: float, B_y: float, delta: float,
     (GP-UCB-SDF) or ``4`` (GP-TS-SDF)."""
     c = 4.0 if thompson else 2.0
     return B + (R + B_y) * math.sqrt(2.0 * (gamma + 1.0 + math.log(c / delta)))
+
+
+def avanesov_beta(horizon: int, d: int = 1, nu: float = 2.5,
+                  D: float = 0.02) -> Callable[[int], float]:
+    """Avanesov's experimental schedule, as a ``beta`` for :class:`GPUCBSampler` (use it with
+    ``beta_scale=1``).
+
+    The samplers call ``beta(t)`` with ``t`` = observations the model sees + 1, so the paper's
+    segment length is ``t' = max(t - 1, 1)`` (the model sees only the current segment).
+
+    Parameters
+    ----------
+    horizon
+        ``T``, the planned number of trials (enters as ``log(T)^4``).
+    d, nu, D
+        Dimension, kernel smoothness (Matern-5/2: 2.5) and the paper's constant 0.02.
+    """
+    if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 2:
+        raise ValueError(f"horizon must be an integer >= 2, got {horizon!r}.")
+    if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 1:
+        raise ValueError(f"d must be an integer >= 1, got {d!r}.")
+    if not (math.isfinite(nu) and nu > 0):
+        raise ValueError(f"nu must be positive and finite, got {nu!r}.")
+    if not (math.isfinite(D) and D > 0):
+        raise ValueError(f"D must be positive and finite, got {D!r}.")
+    exponent = d * (d + 1) / (2.0 * nu + d * (d + 1))
+    log4 = math.log(horizon) ** 4
+
+    def beta(t: int) -> float:
+        return D * max(t - 1, 1) ** exponent * log4
+
+    return beta
 
 
 def theory_gamma(t_minus_1: int, d: int, kernel: str) -> float:

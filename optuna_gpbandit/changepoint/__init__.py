@@ -1,5 +1,10 @@
-"""Change-point detection stage of GP-UCB-CPD (Avanesov, "How to gamble with non-stationary
-X-armed bandits and have no regrets"; spec ``shared/specs/change_detection.md``).
+"""Change-point detection: the default residual CUSUM (:mod:`.sequential`) and the stage of
+GP-UCB-CPD (Avanesov, "How to gamble with non-stationary X-armed bandits and have no regrets";
+spec ``shared/specs/change_detection.md``).
+
+The default detector, :class:`ResidualTest`, tests every result against the prediction the
+sampler stored when the trial was asked (see :mod:`optuna_gpbandit.changepoint.sequential`).
+The rest of this package is Avanesov's detector, kept as ``ChangeDetection.avanesov()``:
 
 Pure functions on numpy arrays (Optuna objects appear only in :class:`ChangeDetection`, the stage
 a sampler holds), so that any sampler can opt in and every worker (or a resumed study) recomputes
@@ -70,11 +75,24 @@ from optuna_gpbandit.changepoint.settings import (
     kernel_smoothness,
     rate_exponent,
 )
-from optuna_gpbandit.changepoint.stage import CHANGE_POINTS_KEY, ROLE_KEY, ChangeDetection
+from optuna_gpbandit.changepoint.sequential import (
+    Prediction,
+    ResidualState,
+    ResidualTest,
+    average_run_length,
+    cusum_threshold,
+)
+from optuna_gpbandit.changepoint.stage import (
+    CHANGE_POINTS_KEY,
+    PREDICTION_KEY,
+    ROLE_KEY,
+    ChangeDetection,
+)
 from optuna_gpbandit.changepoint.statistic import Domain, cpd_statistic
 
 __all__ = [
     "CHANGE_POINTS_KEY",
+    "PREDICTION_KEY",
     "DEFAULT_LENGTHSCALE",
     "DEFAULT_THRESHOLD_CONST_RAW",
     "DEFAULT_THRESHOLD_CONST_STANDARDIZED",
@@ -84,13 +102,18 @@ __all__ = [
     "CPDSettings",
     "Detection",
     "Domain",
+    "Prediction",
+    "ResidualState",
+    "ResidualTest",
     "ReplayState",
     "Replayer",
     "Segment",
     "TrialRecord",
+    "average_run_length",
     "best_since",
     "cpd_ridge",
     "cpd_statistic",
+    "cusum_threshold",
     "default_threshold",
     "is_uniform_turn",
     "kernel_smoothness",

@@ -12,6 +12,7 @@ import numpy as np
 
 from optuna_gpbandit.changepoint._checks import _check_int
 from optuna_gpbandit.changepoint.detector import Detection, normalisation, scan
+from optuna_gpbandit.changepoint.sequential import Prediction, ResidualState, ResidualTest
 from optuna_gpbandit.changepoint.settings import CPDSettings
 from optuna_gpbandit.changepoint.statistic import Domain, _unit_domain
 from optuna_gpbandit._threads import PicklableLock
@@ -32,12 +33,15 @@ class TrialRecord:
     y
         Target oriented for maximisation (``-value`` for ``minimize``). Non-finite targets make
         the record unobserved: the replay skips it.
+    prediction
+        The sampler's prediction of ``y`` when the trial was asked (residual test only).
     """
 
     number: int
     uniform: bool
     x: np.ndarray
     y: float
+    prediction: Prediction | None = None
 
     def __post_init__(self) -> None:
         _check_int("TrialRecord.number", self.number)
@@ -190,6 +194,15 @@ class ReplayState:
         return new
 
 
+def new_state(settings: CPDSettings | ResidualTest | None = None,
+              domain: Domain | None = None) -> ReplayState | ResidualState:
+    """A fresh replay state of the detector ``settings`` name: :class:`ResidualTest` (the
+    residual CUSUM) or :class:`CPDSettings` (Avanesov's test; also for ``None``)."""
+    if isinstance(settings, ResidualTest):
+        return ResidualState(settings, domain)
+    return ReplayState(settings, domain)
+
+
 def _sorted_records(records: Sequence[TrialRecord]) -> list[TrialRecord]:
     recs = list(records)
     for r in recs:
@@ -225,7 +238,7 @@ def replay(
     -------
     Segment
     """
-    state = ReplayState(settings, domain)
+    state = new_state(settings, domain)
     for r in _sorted_records(records):
         state.push(r)
     return state.segment()
@@ -249,11 +262,14 @@ class Replayer(PicklableLock):
         max_entries: int = 8,
     ) -> None:
         self.settings = CPDSettings() if settings is None else settings
-        if not isinstance(self.settings, CPDSettings):
-            raise ValueError(f"settings must be a CPDSettings or None, got {settings!r}.")
+        if not isinstance(self.settings, (CPDSettings, ResidualTest)):
+            raise ValueError(
+                f"settings must be a ResidualTest, a CPDSettings or None, got {settings!r}."
+            )
         self.domain = domain
         self.max_entries = _check_int("max_entries", max_entries, 1)
-        # key -> (numbers, roles, targets, inputs, state) of the records processed last
+        # key -> (numbers, roles, targets, inputs, predictions, state) of the records processed
+        # last
         self._cache: OrderedDict[Hashable, tuple[Any, ...]] = OrderedDict()
         self._lock = threading.Lock()
         self.n_full = 0  # diagnostics: full replays
@@ -266,12 +282,13 @@ class Replayer(PicklableLock):
         uniform = np.array([r.uniform for r in recs], dtype=bool)
         ys = np.array([r.y for r in recs], dtype=float)
         xs = [r.x for r in recs]
+        preds = [r.prediction for r in recs]
         with self._lock:
             entry = self._cache.get(key)
             k0 = 0
             state = None
             if entry is not None:
-                c_num, c_uni, c_y, c_x, c_state = entry
+                c_num, c_uni, c_y, c_x, c_pred, c_state = entry
                 p = c_num.shape[0]
                 if (
                     p <= numbers.shape[0]
@@ -282,16 +299,17 @@ class Replayer(PicklableLock):
                         a.shape == b.shape and a.tobytes() == b.tobytes()
                         for a, b in zip(xs[:p], c_x)
                     )
+                    and preds[:p] == c_pred
                 ):
                     state, k0 = c_state.copy(), p
             if state is None:
-                state = ReplayState(self.settings, self.domain)
+                state = new_state(self.settings, self.domain)
                 self.n_full += 1
             else:
                 self.n_incremental += 1
             for r in recs[k0:]:
                 state.push(r)
-            self._cache[key] = (numbers, uniform, ys, list(xs), state)
+            self._cache[key] = (numbers, uniform, ys, list(xs), preds, state)
             self._cache.move_to_end(key)
             while len(self._cache) > self.max_entries:
                 self._cache.popitem(last=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import threading
 from typing import Any, Hashable, Sequence
 
@@ -13,6 +14,7 @@ from optuna_gpbandit.changepoint._checks import _check_int
 from optuna_gpbandit.changepoint.best import best_since
 from optuna_gpbandit.changepoint.replayer import Replayer, Segment, TrialRecord
 from optuna_gpbandit.changepoint.schedule import SQRT3, is_uniform_turn
+from optuna_gpbandit.changepoint.sequential import Prediction, ResidualTest
 from optuna_gpbandit.changepoint.settings import CPDSettings
 from optuna_gpbandit.changepoint.statistic import Domain
 from optuna_gpbandit._threads import PicklableLock
@@ -21,68 +23,119 @@ ROLE_KEY = "gpbandit:role"
 """Trial system attr: ``"uniform"`` (exploration), ``"model"`` or ``"external"`` (enqueued)."""
 CHANGE_POINTS_KEY = "gpbandit:change_points"
 """Study system attr: the detected change points (informational; the replay is the truth)."""
+PREDICTION_KEY = "gpbandit:prediction"
+"""Trial system attr: ``[mean, sd, segment start, observations]``, the model's prediction of the
+trial's value when it was asked (objective units; read by the residual test)."""
 
 _logger = get_logger(__name__)
 
 
 class ChangeDetection(PicklableLock):
-    """GP-UCB-CPD's history stage (Avanesov, Algorithm 2), usable by every sampler.
+    """The change-detection history stage, usable by every sampler.
+
+    Two detectors (``settings``):
+
+    * :class:`ResidualTest` (default): every model trial stores the GP's prediction of its value
+      when it is asked (system attr ``gpbandit:prediction``); when the value arrives, a CUSUM on
+      its standardised residual runs (false alarms at rate ``alpha`` per trial). On an alarm the
+      model forgets the trials before the excursion that raised it; the trials of the excursion
+      (results of the new objective) stay.
+    * :class:`CPDSettings` (Avanesov's GP-UCB-CPD, Algorithm 2; :meth:`avanesov`): about
+      ``xi sqrt(t)`` trials since the last reset are uniform-exploration trials, and after each
+      the change-point test compares GP means fitted on the two halves of every even-sized tail
+      of them; on an alarm the model forgets that trial and every earlier one.
 
     Each trial gets a role when it starts (system attr ``gpbandit:role``): a
     uniform-exploration trial whenever the exploration trials since the last reset number at
     most ``xi * sqrt(trials since the last reset)``, else a model trial of the host sampler.
-    After every completed exploration trial the change-point test runs on every even-sized tail
-    of the exploration trials since the last reset; when it fires, the history resets: the model
-    no longer sees that trial nor any earlier one.
 
     Nothing is kept in memory that matters: change points are recomputed at every call by a
-    deterministic replay of the stored, role-tagged COMPLETE trials (cached incrementally), so a
-    resumed study or another worker finds the same resets. They are also written to the study
-    system attr ``gpbandit:change_points`` for users (informational). In parallel runs a trial
-    that finishes late can move a later change point; the replay then follows the stored facts.
+    deterministic replay of the stored COMPLETE trials with their roles and predictions (cached
+    incrementally), so a resumed study or another worker finds the same resets. They are also
+    written to the study system attr ``gpbandit:change_points`` for users (informational). In
+    parallel runs a trial that finishes late can move a later change point; the replay then
+    follows the stored facts, and a prediction made in an older segment is not tested.
 
     Parameters
     ----------
-    xi
-        Exploration multiplier (default ``sqrt(3)``, the paper's). ``0`` gives plain GP-UCB with
-        one exploration trial per segment.
     settings
-        The detector: :class:`CPDSettings` (fixed Matern-5/2 kernel with lengthscale 0.2 in
+        :class:`ResidualTest` (default ``ResidualTest()``: ``alpha = 1e-4``) or
+        :class:`CPDSettings` (Avanesov's test: fixed Matern-5/2 kernel with lengthscale 0.2 in
         encoded units, threshold ``theta_0 n^{-r}`` with ``theta_0 = 4`` on targets standardised
-        by the exploration trials, ridge ``n^{1-r}``). ``CPDSettings(threshold=math.inf)``
-        never fires (the paper's "no detector" baseline).
+        by the exploration trials, ridge ``n^{1-r}``; ``CPDSettings(threshold=math.inf)`` never
+        fires, the paper's "no detector" baseline).
+    xi
+        Exploration multiplier; ``None`` (default): ``sqrt(3)`` (the paper's) with
+        :class:`CPDSettings`, ``0`` with :class:`ResidualTest` (only the first trial of the
+        study is uniform: the residual test needs no exploration trials).
     count_running
         Count other workers' RUNNING trials of the segment (and their roles) in the schedule, so
         parallel workers do not all explore at once. No effect on sequential runs.
+    window
+        Drift mode: the model sees at most the latest ``window`` trials (by trial number; a
+        sliding window, SW-GP-UCB of Zhou & Shroff 2021) besides the detector's resets. For
+        objectives that drift gradually; ``None`` (default): no window.
     n_integration_points
-        Points of the fixed set on which the squared L2 distance of the two means is averaged
-        (default: a 1000-point grid for one continuous parameter, else ``max(1024, 256 d)``
-        scrambled-Sobol points with a fixed seed).
+        Avanesov's test only: points of the fixed set on which the squared L2 distance of the two
+        means is averaged (default: a 1000-point grid for one continuous parameter, else
+        ``max(1024, 256 d)`` scrambled-Sobol points with a fixed seed).
     """
 
     def __init__(
         self,
         *,
-        xi: float = SQRT3,
-        settings: CPDSettings | None = None,
+        settings: ResidualTest | CPDSettings | None = None,
+        xi: float | None = None,
         count_running: bool = True,
+        window: int | None = None,
         n_integration_points: int | None = None,
     ) -> None:
+        if settings is not None and not isinstance(settings, (ResidualTest, CPDSettings)):
+            raise ValueError(
+                f"settings must be a ResidualTest, a CPDSettings or None, got {settings!r}."
+            )
+        settings = ResidualTest() if settings is None else settings
+        if xi is None:
+            xi = 0.0 if isinstance(settings, ResidualTest) else SQRT3
         is_uniform_turn(0, 0, xi)  # validates xi
-        if settings is not None and not isinstance(settings, CPDSettings):
-            raise ValueError(f"settings must be a CPDSettings or None, got {settings!r}.")
         if n_integration_points is not None:
             _check_int("n_integration_points", n_integration_points, 1)
+        self.window = None if window is None else _check_int("window", window, 2)
         self.xi = float(xi)
-        self.settings = settings or CPDSettings()
+        self.settings = settings
         self.count_running = bool(count_running)
         self.n_integration_points = n_integration_points
         self._replayers: dict[tuple[str, ...], Replayer] = {}
         self._known: dict[Hashable, tuple[int, ...]] = {}
         self._lock = threading.Lock()
 
+    @classmethod
+    def avanesov(cls, settings: CPDSettings | None = None, *, xi: float = SQRT3,
+                 count_running: bool = True,
+                 n_integration_points: int | None = None) -> ChangeDetection:
+        """Avanesov's GP-UCB-CPD detector (Algorithm 2): uniform exploration trials and the
+        two-sample test of their GP means (``settings``: :class:`CPDSettings`)."""
+        if settings is not None and not isinstance(settings, CPDSettings):
+            raise ValueError(f"settings must be a CPDSettings or None, got {settings!r}.")
+        return cls(settings=settings or CPDSettings(), xi=xi, count_running=count_running,
+                   n_integration_points=n_integration_points)
+
+    @property
+    def residual(self) -> bool:
+        """Whether the detector is the residual test (else Avanesov's)."""
+        return isinstance(self.settings, ResidualTest)
+
+    def store_prediction(self, study: Any, trial: Any, mean: float, sd: float, start: int,
+                         n_history: int) -> None:
+        """Write the model's prediction of ``trial``'s value (objective units) for the test."""
+        if self.residual:
+            study._storage.set_trial_system_attr(
+                trial._trial_id, PREDICTION_KEY,
+                [float(mean), float(sd), int(start), int(n_history)])
+
     def __repr__(self) -> str:
-        return f"ChangeDetection(xi={self.xi:.4g}, settings={self.settings!r})"
+        window = "" if self.window is None else f", window={self.window}"
+        return f"ChangeDetection(settings={self.settings!r}, xi={self.xi:.4g}{window})"
 
     def _replayer(self, space: Any) -> Replayer:
         key = tuple(space.names)
@@ -101,7 +154,8 @@ class ChangeDetection(PicklableLock):
         X = space.encode_many([t.params for t in done])  # one vectorised pass, not one per trial
         records = [
             TrialRecord(t.number, t.system_attrs.get(ROLE_KEY) == "uniform", x,
-                        sign * float(t.value))
+                        sign * float(t.value),
+                        _prediction(t, sign) if self.residual else None)
             for t, x in zip(done, X)
         ]
         key = (study._study_id, tuple(space.names))
@@ -140,3 +194,14 @@ class ChangeDetection(PicklableLock):
             "minimize" if study.direction == StudyDirection.MINIMIZE else "maximize",
         )
         return None if number is None else next(t for t in done if t.number == number)
+
+
+def _prediction(trial: Any, sign: float) -> Prediction | None:
+    """The stored prediction of a trial (oriented like its target), or ``None``."""
+    value = trial.system_attrs.get(PREDICTION_KEY)
+    try:
+        mean, sd, start, n = value
+        p = Prediction(sign * float(mean), float(sd), int(start), int(n))
+    except (TypeError, ValueError):
+        return None
+    return p if math.isfinite(p.mean) and math.isfinite(p.sd) and p.sd > 0 else None

@@ -32,7 +32,7 @@ from optuna_gpbandit._history import History, collect_history, write_sampled_par
 from optuna_gpbandit._notices import WARNING, log_once
 from optuna_gpbandit._model import STATE_KEY, FittedModel, GPConfig, fit_model, latest_state
 from optuna_gpbandit._observations import (Observations, build_observations, limit_rows,
-                                          oriented_values)
+                                          oriented_values, standardization)
 from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit._storage import write_trial_json
 from optuna_gpbandit._threads import single_threaded_blas
@@ -197,6 +197,10 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
                 study, space, history, x, stamp
             ):
                 write_trial_json(study, trial, STATE_KEY, record)
+                if self._change_detection is not None and not record.get("penalised"):
+                    self._change_detection.store_prediction(
+                        study, trial, record["mu"], record["pred_sd"],
+                        record.get("segment_start", 0), record["n_observed"])
                 return params
             _logger.debug(
                 "Trial %d: a concurrent trial took the same point; choosing again.", trial.number
@@ -264,6 +268,7 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
             if not stage.trials:  # history="epoch" at the start of an epoch: a fresh start
                 return self._startup_point(space, trial.number), None
             history = dataclasses.replace(history, completed=list(stage.trials))
+            extra["penalised"] = True  # the model predicts penalised targets, not values
             y = oriented_values(history.completed, study.direction)
             targets = dict(zip(stage.numbers.tolist(), stage.targets(y).tolist()))
             if stage.state.m:  # no constraint data yet: the plain sampler on f
@@ -288,6 +293,7 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
             hallucinate=self._pending_mode == "hallucinate",
             lower_bound=self._censoring.lower_bound, targets=targets,
             failed=failed if self._failures == "impute" else None,
+            scale_floor=self._study_spread(history, study) if start > 0 else None,
         )
         if obs.n_observed >= 2 and np.ptp(obs.y_raw) == 0.0:
             # Nothing to model (a constant objective, or a broken one): a GP would fit infinite
@@ -365,6 +371,17 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
         """Return the encoded next point and a record of the step (e.g. the beta used)."""
 
     # ---------------------------------------------------------------- helpers
+    @staticmethod
+    def _study_spread(history: History, study: Study) -> float | None:
+        """Standardising scale of every completed trial of the study (before and after change
+        points): the objective's amplitude, still true after a change [design choice]."""
+        done = [t for t in history.all_trials
+                if t.state == TrialState.COMPLETE and t.value is not None]
+        if len(done) < 2:
+            return None
+        y = oriented_values(done, study.direction)
+        return standardization(y[np.isfinite(y)])[1]
+
     def _startup_point(self, space: EncodedSpace, number: int) -> np.ndarray:
         return space.sobol_point(number, self._seed)
 

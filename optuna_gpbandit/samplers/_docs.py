@@ -95,10 +95,9 @@ constraints_func
     called after each COMPLETE or PRUNED trial, values stored as Optuna's own samplers do.
     With ``constraints="auto"`` or ``None`` it means ``FeasibleConstraints()``.
 change_detection
-    Non-stationary objectives (Avanesov's GP-UCB-CPD): a
-    :class:`~optuna_gpbandit.changepoint.ChangeDetection` that makes about
-    ``xi * sqrt(t)`` of the trials uniform-exploration trials, runs the change-point test on
-    them and, on detection, resets the history the model sees. See
+    Non-stationary objectives: a :class:`~optuna_gpbandit.changepoint.ChangeDetection` that
+    tests every result against the model's prediction of it (default; or Avanesov's test on
+    uniform-exploration trials) and, on detection, resets the history the model sees. See
     :meth:`change_points` and :meth:`current_best_trial`.
 failures
     What the model makes of FAIL trials (an exception or a NaN value), PRUNED trials and

@@ -38,15 +38,19 @@ class SegmentsMixin:
         if role == "uniform":
             rng = _randomness.trial_rng(self._seed, trial.number, _randomness.SAMPLE)
             return history, 0, space.from_uniform(rng.random((1, space.d)))[0]
-        seg = self._change_detection.segment(study, space, history.all_trials)
+        cd = self._change_detection
+        seg = cd.segment(study, space, history.all_trials)
         start = seg.start
+        if cd.window is not None:  # drift: only the latest ``window`` trials
+            start = max(start, trial.number - cd.window)
+            extra["window_start"] = start
         history = dataclasses.replace(
             history,
             completed=[t for t in history.completed if t.number >= start],
             pending=[p for p in history.pending if p.trial.number >= start],
             failed=[p for p in history.failed if p.trial.number >= start],
         )
-        extra.update(segment_start=start, change_points=list(seg.change_points))
+        extra.update(segment_start=seg.start, change_points=list(seg.change_points))
         return history, start, None
 
     def _role(self, study: Study, trial: FrozenTrial) -> str:
