@@ -84,7 +84,7 @@ import sys
 import time
 import warnings
 from collections import Counter
-from typing import Any, Callable
+from typing import Any
 
 from _common import LogCounter, limit_threads
 

@@ -85,6 +85,22 @@ def test_a_persistent_shift_of_two_sds_fires_within_a_few_trials_at_its_start():
     assert fired == 40 and i <= 45
 
 
+def test_surprises_below_the_resolution_are_not_evidence():
+    """A quantised objective: the GP's sd collapsed to 1e-4 where it looked, and the value moves
+    by one step of 0.0025 (one validation sample); spread 0.2, resolution 0.02 -> 0.6 sd."""
+    state = ResidualState()
+    for i in range(30):
+        y = 0.99 - 0.0025 * (i % 3 == 0)
+        state.push(TrialRecord(i, False, np.array([0.5]), y,
+                               Prediction(0.99, 1e-4, 0, 50, spread=0.2)))
+    assert state.change_points == [] and state.n_tested == 30
+    blind = ResidualState(ResidualTest(resolution=0.0))
+    for i in range(3):
+        blind.push(TrialRecord(i, False, np.array([0.5]), 0.9875,
+                               Prediction(0.99, 1e-4, 0, 50, spread=0.2)))
+    assert blind.change_points[:1] == [0]  # 25 sds: an alarm at once
+
+
 def test_stale_and_young_predictions_are_not_tested():
     state = ResidualState(ResidualTest(min_history=5))
     assert state.push(_record(0, -50.0, start=3)) is None  # made in another segment
@@ -150,9 +166,11 @@ def test_model_trials_store_their_prediction():
     from optuna_gpbandit.report import sampler_record
 
     for t in study.trials[5:]:
-        mean, sd, start, n = t.system_attrs[PREDICTION_KEY]
+        mean, sd, start, n, spread = t.system_attrs[PREDICTION_KEY]
         rec = sampler_record(t)
         assert mean == rec["mu"] and sd == rec["pred_sd"] and start == 0
+        values = [u.value for u in study.trials[: t.number]]
+        assert spread == pytest.approx(np.std(values))  # the model's standardising scale
         assert n == rec["n_observed"] == t.number
         assert sd > rec["sigma"]  # the observation's sd includes the noise
     assert all(PREDICTION_KEY not in t.system_attrs for t in study.trials[:5])

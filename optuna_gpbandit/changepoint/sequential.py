@@ -130,12 +130,20 @@ class ResidualTest:
     min_history
         A trial is tested only if its prediction was made from at least this many observations
         of its segment (default 5).
+    resolution
+        Surprises below this fraction of the objective's standard deviation (the spread of the
+        values the model was fitted on) are not evidence of a change (default 0.02): the
+        predictive sd is taken as at least ``sqrt(sd^2 + (resolution * spread)^2)``. A
+        deterministic or quantised objective (an accuracy on a fixed validation set) makes the
+        GP's sd collapse where it has looked, and one validation sample more or less would
+        otherwise be a "change" of many sds.
     """
 
     alpha: float = 1e-4
     drift: float = 1.5
     clip: float = 8.0
     min_history: int = 5
+    resolution: float = 0.02
 
     def __post_init__(self) -> None:
         _check_alpha(self.alpha)
@@ -144,6 +152,8 @@ class ResidualTest:
         if self.clip <= self.drift:
             raise ValueError(f"clip ({self.clip}) must exceed drift ({self.drift}).")
         _check_int("min_history", self.min_history, 1)
+        if not (math.isfinite(self.resolution) and self.resolution >= 0):
+            raise ValueError(f"resolution must be finite and >= 0, got {self.resolution!r}.")
 
     @property
     def threshold(self) -> float:
@@ -168,12 +178,16 @@ class Prediction:
         The segment the model was fitted on (a prediction from an older segment is not tested).
     n_history
         Observations of that segment the model saw.
+    spread
+        Standard deviation of the values the model was fitted on (its standardising scale; 0 if
+        unknown), for :attr:`ResidualTest.resolution`.
     """
 
     mean: float
     sd: float
     segment_start: int
     n_history: int
+    spread: float = 0.0
 
 
 class ResidualState:
@@ -236,7 +250,8 @@ class ResidualState:
                 if self._S[side] > 0:
                     self._excursion[side].append(record.number)
             return None
-        u = normal_quantile((record.y - p.mean) / p.sd, p.n_history - 1)
+        sd = math.hypot(p.sd, st.resolution * p.spread)
+        u = normal_quantile((record.y - p.mean) / sd, p.n_history - 1)
         self.n_tested += 1
         c, scale = self._centre_scale()
         self._u.append(u)

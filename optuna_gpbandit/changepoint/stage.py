@@ -24,8 +24,9 @@ ROLE_KEY = "gpbandit:role"
 CHANGE_POINTS_KEY = "gpbandit:change_points"
 """Study system attr: the detected change points (informational; the replay is the truth)."""
 PREDICTION_KEY = "gpbandit:prediction"
-"""Trial system attr: ``[mean, sd, segment start, observations]``, the model's prediction of the
-trial's value when it was asked (objective units; read by the residual test)."""
+"""Trial system attr: ``[mean, sd, segment start, observations, spread]``, the model's prediction
+of the trial's value when it was asked and the spread of the values it was fitted on (their
+standardising scale; objective units; read by the residual test)."""
 
 _logger = get_logger(__name__)
 
@@ -126,12 +127,12 @@ class ChangeDetection(PicklableLock):
         return isinstance(self.settings, ResidualTest)
 
     def store_prediction(self, study: Any, trial: Any, mean: float, sd: float, start: int,
-                         n_history: int) -> None:
+                         n_history: int, spread: float) -> None:
         """Write the model's prediction of ``trial``'s value (objective units) for the test."""
         if self.residual:
             study._storage.set_trial_system_attr(
                 trial._trial_id, PREDICTION_KEY,
-                [float(mean), float(sd), int(start), int(n_history)])
+                [float(mean), float(sd), int(start), int(n_history), float(spread)])
 
     def __repr__(self) -> str:
         window = "" if self.window is None else f", window={self.window}"
@@ -200,8 +201,9 @@ def _prediction(trial: Any, sign: float) -> Prediction | None:
     """The stored prediction of a trial (oriented like its target), or ``None``."""
     value = trial.system_attrs.get(PREDICTION_KEY)
     try:
-        mean, sd, start, n = value
-        p = Prediction(sign * float(mean), float(sd), int(start), int(n))
+        mean, sd, start, n, spread = value
+        p = Prediction(sign * float(mean), float(sd), int(start), int(n), float(spread))
     except (TypeError, ValueError):
         return None
-    return p if math.isfinite(p.mean) and math.isfinite(p.sd) and p.sd > 0 else None
+    ok = all(math.isfinite(v) for v in (p.mean, p.sd, p.spread)) and p.sd > 0 <= p.spread
+    return p if ok else None

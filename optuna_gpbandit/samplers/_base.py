@@ -200,7 +200,7 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
                 if self._change_detection is not None and not record.get("penalised"):
                     self._change_detection.store_prediction(
                         study, trial, record["mu"], record["pred_sd"],
-                        record.get("segment_start", 0), record["n_observed"])
+                        record.get("segment_start", 0), record["n_observed"], record["y_scale"])
                 return params
             _logger.debug(
                 "Trial %d: a concurrent trial took the same point; choosing again.", trial.number

@@ -77,6 +77,7 @@ class SelectionContext:
             mu=mu_value,
             sigma=sd_value,
             pred_sd=pred_sd,
+            y_scale=obs.scale,
             info_gain=post.information_gain(),
             info_gain_inc=float(0.5 * np.log1p(var[0] / post.effective_noise_var)),
             refitted=self.model.refitted,
