@@ -20,7 +20,9 @@ Methods:
 * ``residual`` -- ``GPUCBCPDSampler(seed=s)``: the default residual CUSUM detector (alpha 1e-4).
 * ``avanesov`` -- ``GPUCBCPDSampler(seed=s, detector="avanesov", n_startup_trials=1)``: the
   paper's detector on uniform-exploration trials, package defaults otherwise.
-* ``drift`` -- ``GPUCBSampler(seed=s, change_detection=Forgetting())``: the drift mode.
+* ``drift`` -- ``GPUCBCPDSampler(seed=s, window=100)``: the drift mode (the model sees the
+  latest 100 trials; the residual detector still runs). The environment variable
+  ``DRIFT_WINDOW`` changes the window for experiments.
 * ``gpucb`` -- ``GPUCBSampler(seed=s)``: no change detection.
 * ``oracle`` -- ``GPUCBSampler(seed=s)`` on a fresh study from the true change on (abrupt
   problems only): what a user who knew the change would do.

@@ -232,13 +232,34 @@ def _masked(scores: np.ndarray, X: np.ndarray, exclude: np.ndarray | None, tol: 
     return np.where(allowed(X, exclude, tol), scores, -np.inf)
 
 
-def repeated_points(X: np.ndarray, limit: int, tol: float = SAME_POINT_TOL) -> np.ndarray:
-    """Rows of ``X`` (observed points) that occur at least ``limit`` times, each once.
+def exhausted_points(X: np.ndarray, y: np.ndarray, deterministic: bool,
+                     tol: float = SAME_POINT_TOL) -> np.ndarray:
+    """Observed points (rows of ``X`` with values ``y``) not worth evaluating again, each once.
 
-    Points count as the same when they fall in one cell of a ``tol`` grid (encoded units).
+    A deterministic objective: every evaluated point (a repeat teaches nothing). A noisy one:
+    the points evaluated at least twice with identical values (the objective is deterministic
+    there, whatever the fitted noise says); other repeats are the bandit's own choice (a noisy
+    optimum merits many looks, and each look shrinks its confidence width). Points count as the
+    same when they fall in one cell of a ``tol`` grid (encoded units).
     """
-    if X.shape[0] < limit:
+    if X.shape[0] == 0:
         return X[:0]
     cells = np.floor(X / tol)
-    _, first, counts = np.unique(cells, axis=0, return_index=True, return_counts=True)
-    return X[first[counts >= limit]]
+    _, first, inverse, counts = np.unique(cells, axis=0, return_index=True,
+                                          return_inverse=True, return_counts=True)
+    if deterministic:
+        return X[first]
+    inverse = inverse.ravel()
+    lo = np.full(first.size, np.inf)
+    hi = np.full(first.size, -np.inf)
+    np.minimum.at(lo, inverse, y)
+    np.maximum.at(hi, inverse, y)
+    same = (counts >= 2) & (hi - lo <= 1e-12 * np.maximum(1.0, np.abs(hi)))
+    return X[first[same]]
+
+
+def n_repeats(X: np.ndarray, tol: float = SAME_POINT_TOL) -> int:
+    """Rows of ``X`` that repeat an earlier row's point (same ``tol`` grid cell)."""
+    if X.shape[0] == 0:
+        return 0
+    return int(X.shape[0] - np.unique(np.floor(X / tol), axis=0).shape[0])

@@ -43,8 +43,8 @@ from optuna_gpbandit.constraints import (DIAGNOSTICS_KEY, ConstraintModels,
 from optuna_gpbandit.gp.fit import MIN_NOISE_VAR
 from optuna_gpbandit.gp.posterior import NumericalError
 from optuna_gpbandit.samplers._concurrency import MAX_ROUNDS, taken_meanwhile
-from optuna_gpbandit.samplers._context import (SelectionContext, any_admitted, exclusion,
-                                              toward_feasibility)
+from optuna_gpbandit.samplers._context import (SelectionContext, any_admitted, deterministic,
+                                              exclusion, log_repeats, toward_feasibility)
 from optuna_gpbandit.samplers._docs import document
 from optuna_gpbandit.samplers._segments import SegmentsMixin
 
@@ -318,6 +318,8 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
         rng = _randomness.trial_rng(self._seed, trial.number, _randomness.SAMPLE)
         pending_X = exclusion(obs, model, space, history, failed,
                               None if feasibility is None else feasibility.infeasible)
+        if not deterministic(model):
+            log_repeats(study, trial, obs, model)
         ctx = SelectionContext(study, trial, space, obs, model, rng, bonus, noise_factor,
                                delta_factor, pending_X, feasibility)
         if feasibility is not None and not any_admitted(feasibility, space, ctx):

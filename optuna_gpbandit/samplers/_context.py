@@ -13,8 +13,9 @@ from optuna_gpbandit import _failures
 from optuna_gpbandit._censoring import PENDING_SPREAD
 from optuna_gpbandit._failures import FailedRow
 from optuna_gpbandit._history import History
-from optuna_gpbandit._maximize import (Exclusion, maximize_acquisition, repeated_points,
-                                      union_regions)
+from optuna_gpbandit._maximize import (Exclusion, exhausted_points, maximize_acquisition,
+                                      n_repeats, union_regions)
+from optuna_gpbandit._notices import INFO, log_once
 from optuna_gpbandit.constraints.feasible import ConstraintModels, OptimisticViolation, Penalised
 from optuna_gpbandit._model import FittedModel
 from optuna_gpbandit._observations import Observations
@@ -89,12 +90,24 @@ class SelectionContext:
         )
 
 
-def repeat_limit(model: FittedModel) -> int:
-    """Evaluations after which a point is not asked again [design choice]: 1 when the fitted
-    noise is below 1e-4 of the kernel scale (a repeat of a deterministic objective teaches
-    nothing), else 3 (a noisy objective may merit a second and third look)."""
+def deterministic(model: FittedModel) -> bool:
+    """Whether the fitted noise is below 1e-4 of the kernel scale [design choice]: then a
+    repeated evaluation teaches nothing and no point is asked twice."""
     post = model.posterior
-    return 1 if post.effective_noise_var < 1e-4 * post.params.scale else 3
+    return bool(post.effective_noise_var < 1e-4 * post.params.scale)
+
+
+def log_repeats(study: Study, trial: FrozenTrial, obs: Observations, model: FittedModel) -> None:
+    """Say (at 1, 2, 4, ... repeats, once each per study) that trials repeat earlier points."""
+    k = n_repeats(obs.X[obs.fit_rows])
+    if k:
+        post = model.posterior
+        log_once(study, f"repeats-{k.bit_length()}", INFO,
+                 "Trial %d: %d of %d evaluated trials repeat an earlier trial's point (the "
+                 "model's noise sd is %.3g of the objective's sd). Repeats sharpen the "
+                 "estimate where the optimum seems to be; a point whose repeats gave identical "
+                 "values is not asked again.", trial.number, k, int(obs.fit_rows.sum()),
+                 float(np.sqrt(post.effective_noise_var / post.params.scale)))
 
 
 def exclusion(obs: Observations, model: FittedModel, space: EncodedSpace, history: History,
@@ -102,14 +115,14 @@ def exclusion(obs: Observations, model: FittedModel, space: EncodedSpace, histor
               infeasible: Callable[[np.ndarray], np.ndarray] | None = None) -> Exclusion:
     """What the maximiser must not propose while anything else is left: the neighbourhood of
     the points of trials still pending (``PENDING_SPREAD``), the points of failed trials and of
-    trials presumed dead, points already evaluated as often as they may be, the
+    trials presumed dead, points not worth evaluating again (:func:`exhausted_points`), the
     neighbourhoods of failed trials inside a failing region, and points that no constraint's
     confidence bound admits (``infeasible``, :mod:`optuna_gpbandit.constraints.feasible`)."""
     pending = np.isin(obs.numbers, [p.trial.number for p in history.pending]) & ~obs.observed
     return Exclusion(
         np.vstack([
             space.encode_many([r.params for r in failed] + [p.params for p in history.dead]),
-            repeated_points(obs.X[obs.fit_rows], repeat_limit(model)),
+            exhausted_points(obs.X[obs.fit_rows], obs.y[obs.fit_rows], deterministic(model)),
         ]),
         union_regions(
             _failures.failing_region(obs, model.posterior.params, space.is_categorical),
