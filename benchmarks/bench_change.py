@@ -29,12 +29,14 @@ Methods:
 * ``gpsampler`` -- Optuna's ``GPSampler(seed=s)`` (needs torch); ``tpe`` -- ``TPESampler(seed=s)``.
 
 Columns: false alarms (alarms before the change, or more than one after it, summed over seeds),
-first alarm after the change (trials after it, per seed; ``-`` none), mean regret per trial
-before and after the change (mean over seeds), and for drift problems the mean regret per trial
-over the whole run; seconds per run. Regret is ``max f_t - f_t(x_t)`` of the noise-free
+first alarm after the change per seed (``-`` none): the trials from the change to the trial
+whose result raised the alarm, and in brackets to the start of the new segment; mean regret
+per trial before and after the change (mean over seeds), and for drift problems the mean regret
+per trial over the whole run; seconds per run. Regret is ``max f_t - f_t(x_t)`` of the noise-free
 function (max on a grid of 4001 points in 1-D, 301 x 301 in 2-D).
 
-    python benchmarks/bench_change.py                        # every problem and method
+    python benchmarks/bench_change.py       # all problems and methods, 3 seeds, 5 min on 2 cores
+                                            # -> reports/change/change.{md,json}
     python benchmarks/bench_change.py --problems abrupt-1d --methods residual gpucb --seeds 1
 """
 
@@ -155,6 +157,7 @@ def run(task: tuple[str, str, int, int]) -> dict[str, Any]:
     regret = np.empty(T)
     t0 = time.perf_counter()
     study = sampler = None
+    raised: list[int] = []  # the trial whose result raised each alarm
     for t in range(T):
         if study is None or (method == "oracle" and t == p.change_at):
             sampler = make_sampler(method, seed)
@@ -163,26 +166,30 @@ def run(task: tuple[str, str, int, int]) -> dict[str, Any]:
         x = np.array([trial.suggest_float(f"x{i}", 0.0, 1.0) for i in range(p.d)])
         study.tell(trial, p.f(t, x) + p.noise[t])
         regret[t] = p.fmax(t) - p.f(t, x)
-    points = list(sampler.change_points(study)) if hasattr(sampler, "change_points") else []
-    if method == "oracle":
-        points = []
+        if method in DETECTING:
+            n = len(sampler.change_points(study))
+            raised += [t] * (n - len(raised))
+    points = list(sampler.change_points(study)) if method in DETECTING else []
     return {"problem": problem_name, "method": method, "seed": seed, "T": T,
-            "regret": regret.tolist(), "change_points": points,
+            "regret": regret.tolist(), "change_points": points, "raised": raised,
             "seconds": time.perf_counter() - t0}
 
 
-def alarms(r: dict[str, Any], change_at: int | None) -> tuple[int, int | None]:
-    """(false alarms, delay of the first alarm after the change)."""
-    cps = r["change_points"]
+def alarms(r: dict[str, Any], change_at: int | None) -> tuple[int, str | None]:
+    """(false alarms, first alarm after the change as "raised (segment start)" in trials after
+    the change: when the alarm was raised, and where the new segment was placed)."""
+    cps, raised = r["change_points"], r.get("raised", r["change_points"])
     if change_at is None:
         return len(cps), None
     before = [c for c in cps if c < change_at]
-    after = [c for c in cps if c >= change_at]
-    return len(before) + max(0, len(after) - 1), (after[0] - change_at if after else None)
+    after = [(c, a) for c, a in zip(cps, raised) if c >= change_at]
+    first = f"{after[0][1] - change_at} ({after[0][0] - change_at})" if after else None
+    return len(before) + max(0, len(after) - 1), first
 
 
 def table(runs: list[dict[str, Any]], problems: list[str], methods: list[str]) -> str:
-    lines = ["| problem | method | false alarms | first alarm after the change | regret/trial "
+    lines = ["| problem | method | false alarms | first alarm after the change: raised (segment "
+             "start) | regret/trial "
              "before | regret/trial after (or whole run) | s/run |",
              "|---|---|---:|---|---:|---:|---:|"]
     for prob in problems:
@@ -194,7 +201,7 @@ def table(runs: list[dict[str, Any]], problems: list[str], methods: list[str]) -
             if not rs:
                 continue
             fa = [alarms(r, change_at) for r in rs]
-            detects = m in ("residual", "avanesov")
+            detects = m in DETECTING
             false = str(sum(a for a, _ in fa)) if detects else "-"
             delays = ", ".join("-" if d is None else str(d) for _, d in fa) \
                 if detects and change_at else "-"
@@ -212,6 +219,7 @@ def table(runs: list[dict[str, Any]], problems: list[str], methods: list[str]) -
 
 PROBLEMS = ["stationary-1d", "stationary-2d", "abrupt-1d", "abrupt-2d", "drift-1d", "drift-2d"]
 METHODS = ["residual", "avanesov", "drift", "gpucb", "oracle", "gpsampler", "tpe"]
+DETECTING = ("residual", "avanesov", "drift")
 
 
 def main() -> None:
@@ -243,7 +251,9 @@ def main() -> None:
              f"{' '.join(sys.argv[1:])}`.")
     print(text)
     os.makedirs(args.out, exist_ok=True)
-    name = "change" if len(sys.argv) == 1 else "change_partial"
+    full = (sorted(args.problems) == sorted(PROBLEMS) and sorted(args.methods) == sorted(METHODS)
+            and args.T == T_DEFAULT and args.seeds >= 3)
+    name = "change" if full else "change_partial"  # the README quotes the full run
     with open(os.path.join(args.out, name + ".md"), "w") as fh:
         fh.write(text + "\n")
     with open(os.path.join(args.out, name + ".json"), "w") as fh:

@@ -67,8 +67,8 @@ class ChangeDetection(PicklableLock):
         fires, the paper's "no detector" baseline).
     xi
         Exploration multiplier; ``None`` (default): ``sqrt(3)`` (the paper's) with
-        :class:`CPDSettings`, ``0`` with :class:`ResidualTest` (only the first trial of the
-        study is uniform: the residual test needs no exploration trials).
+        :class:`CPDSettings`, ``0`` with :class:`ResidualTest` (the first trial asked in each
+        segment is uniform, no other: the residual test needs no exploration trials).
     count_running
         Count other workers' RUNNING trials of the segment (and their roles) in the schedule, so
         parallel workers do not all explore at once. No effect on sequential runs.

@@ -33,7 +33,8 @@ class GPUCBCPDSampler(GPUCBSampler):
     residuals are large again and again: a handful of trials raise the alarm. The model then
     forgets the trials before the run of surprising results (they stay: they describe the new
     objective) and refits from the last hyperparameters (a warm start). False alarms come at
-    rate ``alpha`` per trial while the model is calibrated; no trials are spent on exploration.
+    rate ``alpha`` per trial while the model is calibrated; the only exploration trial is one
+    uniform trial after each reset.
 
     ``detector="avanesov"`` is the paper's GP-UCB-CPD (Algorithm 2): about ``xi * sqrt(t)`` of
     the trials since the last reset are uniform-exploration trials, and after each one a test
@@ -61,7 +62,7 @@ class GPUCBCPDSampler(GPUCBSampler):
         :class:`~optuna_gpbandit.changepoint.ResidualTest`).
     xi
         Exploration multiplier: ``None`` (default) is ``sqrt(3)`` (the paper's) for
-        ``"avanesov"`` and 0 (no exploration trials) for ``"residual"``.
+        ``"avanesov"`` and 0 for ``"residual"`` (one uniform trial after each reset, none else).
     cpd_settings
         Avanesov's detector (:class:`~optuna_gpbandit.changepoint.CPDSettings`): fixed kernel,
         threshold ``theta_0 n^{-r}`` (``theta_0 = 4`` on standardised targets,
