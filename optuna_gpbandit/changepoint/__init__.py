@@ -77,6 +77,7 @@ from optuna_gpbandit.changepoint.settings import (
 )
 from optuna_gpbandit.changepoint.sequential import (
     Prediction,
+    ResidualAlarm,
     ResidualState,
     ResidualTest,
     average_run_length,
@@ -103,6 +104,7 @@ __all__ = [
     "Detection",
     "Domain",
     "Prediction",
+    "ResidualAlarm",
     "ResidualState",
     "ResidualTest",
     "ReplayState",

@@ -12,7 +12,8 @@ import numpy as np
 
 from optuna_gpbandit.changepoint._checks import _check_int
 from optuna_gpbandit.changepoint.detector import Detection, normalisation, scan
-from optuna_gpbandit.changepoint.sequential import Prediction, ResidualState, ResidualTest
+from optuna_gpbandit.changepoint.sequential import (Prediction, ResidualAlarm, ResidualState,
+                                                    ResidualTest)
 from optuna_gpbandit.changepoint.settings import CPDSettings
 from optuna_gpbandit.changepoint.statistic import Domain, _unit_domain
 from optuna_gpbandit._threads import PicklableLock
@@ -76,14 +77,15 @@ class Segment:
     history_numbers
         All observed trials of the current segment, in order.
     last_detection
-        The firing window of the last change point, if any (diagnostics).
+        What raised the last change point, if any (diagnostics): Avanesov's firing window
+        (:class:`Detection`) or the residual test's alarm (:class:`ResidualAlarm`).
     """
 
     start: int
     change_points: tuple[int, ...]
     uniform_numbers: tuple[int, ...]
     history_numbers: tuple[int, ...]
-    last_detection: Detection | None = None
+    last_detection: Detection | ResidualAlarm | None = None
 
     @property
     def n_uniform(self) -> int:

@@ -121,12 +121,12 @@ class ResidualTest:
         False-alarm probability per tested trial: on an unchanged objective with a calibrated
         model, an alarm comes on average once in ``1 / alpha`` trials (default ``1e-4``).
     drift
-        CUSUM reference value ``k`` in units of the predictive sd (default 1: a shift of the
-        residuals' mean by 2 sd is detected fastest).
+        CUSUM reference value ``k`` in units of the predictive sd (default 1.5: a shift of the
+        residuals' mean by 3 sd is detected fastest).
     clip
-        Residuals count at most this many sds (default 8). With the defaults one residual
-        beyond ``h + drift`` = 5.2 sd (after the Student-t correction) raises an alarm on its
-        own; a lower ``clip`` asks for more than one.
+        Residuals count at most this many sds (default 8). With the defaults (``h`` = 2.70) one
+        residual beyond ``h + drift`` = 4.2 sd (after the Student-t correction) raises an alarm
+        on its own; a ``clip`` below that asks for more than one.
     min_history
         A trial is tested only if its prediction was made from at least this many observations
         of its segment (default 5).
@@ -167,7 +167,7 @@ class ResidualTest:
 
 @dataclass(frozen=True)
 class Prediction:
-    """What the sampler predicted for a trial when it was asked (its ``gpbandit:state``).
+    """What the sampler predicted for a trial when it was asked (its ``gpbandit:prediction``).
 
     Attributes
     ----------
@@ -202,7 +202,7 @@ class ResidualState:
         self.domain = domain  # unused; kept for the shared interface
         self.start = 0
         self.change_points: list[int] = []
-        self.last_detection: Detection | None = None
+        self.last_detection: ResidualAlarm | None = None
         self.last_number = -1
         self.n_tested = 0
         self._history: list[int] = []
@@ -221,8 +221,9 @@ class ResidualState:
         if u.size < MIN_FOR_SCALE:
             return 0.0, 1.0
         c = float(np.median(u[-CENTRE_WINDOW:]))
-        s = 1.482602218505602 * float(np.median(np.abs(u - np.median(u))))
-        v = np.clip(u - np.median(u), -3.0, 3.0)
+        dev = u - np.median(u)
+        s = 1.482602218505602 * float(np.median(np.abs(dev)))
+        v = np.clip(dev, -3.0, 3.0)
         v = v - v.mean()
         denom = float(v @ v)
         rho = float(v[1:] @ v[:-1]) / denom if denom > 0 else 0.0
@@ -271,7 +272,7 @@ class ResidualState:
             return None
         excursion = self._excursion[fired]
         self.change_points.append(record.number)
-        self.last_detection = Detection(len(excursion), self._S[fired], st.threshold,
+        self.last_detection = ResidualAlarm(len(excursion), self._S[fired], st.threshold,
                                         record.number)
         self.start = excursion[0]
         self._history = [n for n in self._history if n >= self.start]
@@ -305,8 +306,9 @@ def normal_quantile(z: float, nu: int) -> float:
 
 
 @dataclass(frozen=True)
-class Detection:
-    """An alarm of the residual test.
+class ResidualAlarm:
+    """An alarm of the residual test (``Segment.last_detection``; Avanesov's test gives a
+    :class:`~optuna_gpbandit.changepoint.detector.Detection` there).
 
     Attributes
     ----------
