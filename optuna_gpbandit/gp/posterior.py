@@ -113,6 +113,10 @@ class GPPosterior:
                 raise ValueError("row_noise must be finite, >= 0 and one value per row.")
             K[np.diag_indices_from(K)] += row_noise
         self.L, self.jitter = jittered_cholesky(K, params.scale)
+        # Noise variance of each row on the factorised diagonal (jitter included).
+        self.noise_diag = np.full(y.shape[0], params.noise_var + self.jitter)
+        if row_noise is not None:
+            self.noise_diag += row_noise
         self.alpha = solve_triangular(
             self.L.T, solve_triangular(self.L, y, lower=True), lower=False
         )

@@ -153,8 +153,9 @@ B
     lower cumulative regret than 1.0 on Branin, Hartmann-3/6 and Ackley-5 (4 seeds x 60
     trials) with similar simple regret; 0.25 was too greedy on Hartmann-6.
 R
-    Sub-Gaussian noise level. ``None`` (default) uses the model's noise standard deviation
-    ``sqrt(lambda)``, as the paper's experiments set ``lambda = R^2``.
+    Sub-Gaussian noise level. ``None`` (IGP-UCB's default) uses the model's noise standard
+    deviation ``sqrt(lambda)``, as the paper's experiments set ``lambda = R^2``. GP-TS's
+    default is ``0`` (see :class:`GPTSSampler`).
 delta
     Failure probability in ``(0, 1)``.
 lam

@@ -1,0 +1,110 @@
+"""GP-TS's path draw: pathwise conditioning on a random-Fourier-feature prior draw."""
+
+from __future__ import annotations
+
+import numpy as np
+import optuna
+import pytest
+from optuna.distributions import CategoricalDistribution, FloatDistribution
+
+from optuna_gpbandit import GPTSSampler
+from optuna_gpbandit._space import EncodedSpace
+from optuna_gpbandit._storage import read_trial_json
+from optuna_gpbandit.acquisition.pathwise import SamplePath
+from optuna_gpbandit.gp.posterior import GPParams, GPPosterior
+
+SPACE = EncodedSpace({"a": FloatDistribution(0, 1), "c": CategoricalDistribution(["x", "y", "z"]),
+                      "b": FloatDistribution(0, 1)})
+
+
+def _posterior(kernel: str, noise: float = 0.01) -> GPPosterior:
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.uniform(size=8), rng.integers(0, 3, 8), rng.uniform(size=8)])
+    y = np.sin(5 * X[:, 0]) + 0.3 * X[:, 1]
+    return GPPosterior(X, y, GPParams(kernel, np.array([0.3, 0.7, 0.5]), 1.3, noise),
+                       SPACE.is_categorical)
+
+
+def _queries(n: int = 6) -> np.ndarray:
+    rng = np.random.default_rng(1)
+    return np.column_stack([rng.uniform(size=n), rng.integers(0, 3, n), rng.uniform(size=n)])
+
+
+@pytest.mark.parametrize("kernel", ["matern52", "se"])
+def test_draws_have_the_posterior_mean_and_covariance(kernel):
+    post = _posterior(kernel)
+    Q = _queries()
+    mu, C = post.mean_cov(Q)
+    scale = 1.5
+    draws = np.array([SamplePath(post, SPACE, scale, np.random.default_rng(s), 2048).values(Q)
+                      for s in range(4000)])
+    # Monte Carlo error of 4000 draws: sd of a covariance entry <= scale^2 var sqrt(2 / 4000).
+    assert np.abs(draws.mean(0) - mu).max() < 0.05 * scale
+    assert np.abs(np.cov(draws.T) - scale**2 * C).max() < 0.1 * scale**2
+
+
+def test_zero_scale_is_the_posterior_mean():
+    post = _posterior("matern52")
+    Q = _queries()
+    path = SamplePath(post, SPACE, 0.0, np.random.default_rng(3))
+    np.testing.assert_allclose(path.values(Q), post.mean_var(Q)[0], atol=1e-12)
+
+
+@pytest.mark.parametrize("kernel", ["matern52", "se"])
+def test_gradient_matches_finite_differences(kernel):
+    path = SamplePath(_posterior(kernel), SPACE, 0.8, np.random.default_rng(5))
+    x = _queries(1)[0]
+    value, grad = path.value_grad(x)
+    assert value == pytest.approx(path.values(x[None, :])[0], abs=1e-12)
+    for i in (0, 2):
+        e = np.zeros(3)
+        e[i] = 1e-6
+        fd = (path.values((x + e)[None, :])[0] - path.values((x - e)[None, :])[0]) / 2e-6
+        assert grad[i] == pytest.approx(fd, rel=1e-5, abs=1e-7)
+    assert grad[1] == 0.0  # categorical column
+
+
+def test_noise_free_draw_interpolates_the_data():
+    post = _posterior("matern52", noise=1e-8)
+    path = SamplePath(post, SPACE, 1.0, np.random.default_rng(2))
+    np.testing.assert_allclose(path.values(post.X), post.y, atol=1e-3)
+
+
+def test_bad_scale_is_an_error():
+    with pytest.raises(ValueError, match="scale"):
+        SamplePath(_posterior("se"), SPACE, -1.0, np.random.default_rng(0))
+
+
+def _objective(trial: optuna.Trial) -> float:
+    x = trial.suggest_float("x", -2, 2)
+    y = trial.suggest_float("y", -2, 2)
+    return (x - 0.7) ** 2 + (y + 0.4) ** 2
+
+
+def test_path_draw_is_the_default_and_is_reproducible():
+    runs = []
+    for _ in range(2):
+        study = optuna.create_study(sampler=GPTSSampler(seed=4))
+        study.optimize(_objective, n_trials=12)
+        runs.append([t.params for t in study.trials])
+        assert read_trial_json(study.trials[-1], "state")["draw"] == "path"
+    assert runs[0] == runs[1]
+
+
+def test_path_draw_beats_random_search():
+    best = {}
+    for name, sampler in (("ts", GPTSSampler(seed=0)), ("random", optuna.samplers.RandomSampler(0))):
+        study = optuna.create_study(sampler=sampler)
+        study.optimize(_objective, n_trials=25)
+        best[name] = study.best_value
+    assert best["ts"] < 0.1 * best["random"]
+
+
+def test_candidates_draw_and_errors():
+    study = optuna.create_study(sampler=GPTSSampler(seed=1, draw="candidates"))
+    study.optimize(_objective, n_trials=8)
+    assert "draw" not in read_trial_json(study.trials[-1], "state")
+    with pytest.raises(ValueError, match="draw"):
+        GPTSSampler(draw="grid")
+    with pytest.raises(ValueError, match="n_features"):
+        GPTSSampler(n_features=0)
