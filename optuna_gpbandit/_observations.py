@@ -20,6 +20,7 @@ import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.spatial import cKDTree
 from optuna.logging import get_logger
 from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial
@@ -225,15 +226,57 @@ def build_observations(
     )
 
 
-def limit_rows(obs: Observations, cap: int | None, rng: np.random.Generator) -> Observations:
+def spread_subset(X: np.ndarray, kept: np.ndarray, k: int, rng: np.random.Generator,
+                  is_categorical: np.ndarray | None = None) -> np.ndarray:
+    """Indices of ``k`` rows of ``X`` that cover where ``X`` lies: greedy farthest-point
+    selection (each pick is the row farthest from ``kept`` and the rows already picked; max
+    over columns, categorical columns 0 / 1), ties and the start drawn with ``rng``.
+
+    A uniform sample of a sampler's history follows its density: after thousands of trials
+    near the optimum, the few early trials that showed where the objective is bad are mostly
+    left out, the posterior there reverts to the mean of the (mostly good) data, and UCB goes
+    back to those regions. Farthest points keep a witness of every region ever evaluated.
+    """
+    n = X.shape[0]
+    if k >= n:
+        return np.arange(n)
+    cat = np.zeros(X.shape[1], bool) if is_categorical is None else np.asarray(is_categorical)
+    num = ~cat
+
+    def dist(p: np.ndarray) -> np.ndarray:  # (n,) distances of X's rows to the point p
+        d = np.abs(X[:, num] - p[num]).max(axis=1, initial=0.0)
+        if cat.any():
+            d = np.maximum(d, np.any(X[:, cat] != p[cat], axis=1))
+        return d
+
+    jitter = rng.uniform(0.0, 1e-9, n)  # random tie-break among equally far rows
+    if kept.shape[0]:
+        # Chebyshev distance to the nearest kept row. Numeric columns lie in [0, 1], so
+        # clipping at 1 makes any categorical index difference count as exactly 1.
+        d = np.minimum(cKDTree(kept).query(X, p=np.inf)[0], 1.0)
+    else:
+        d = np.full(n, np.inf)
+    picked = np.empty(k, dtype=int)
+    for i in range(k):
+        j = int(np.argmax(d + jitter)) if np.isfinite(d).any() else int(rng.integers(n))
+        picked[i] = j
+        d = np.minimum(d, dist(X[j]))
+        d[j] = -np.inf
+    return picked
+
+
+def limit_rows(obs: Observations, cap: int | None, rng: np.random.Generator,
+               is_categorical: np.ndarray | None = None) -> Observations:
     """At most ``cap`` rows for the posterior (subset of data) [design choice].
 
     The exact posterior costs ``O(n^2)`` per candidate and ``O(n^3)`` per factorisation; beyond a
     few thousand trials that is seconds per suggestion. Kept: every censored / pending row and
     every row of the ``nu_t`` window (the parallel logic needs them), the best half of the
-    remaining budget of observed rows (where the maximiser looks), and a uniform random sample
-    of the other observed rows (the landscape elsewhere), drawn from the trial's own stream so
-    the choice is reproducible. Row order (observed first) is preserved; standardisation is left
+    remaining budget of observed rows (where the maximiser looks), and of the other observed
+    rows half a spread-out subset (:func:`spread_subset`: a witness of every region evaluated
+    so far) and half a uniform sample (the density: on a noisy objective the best rows are
+    the lucky draws, and the others near them correct the mean), drawn from the trial's own
+    stream so the choice is reproducible. Row order (observed first) is preserved; standardisation is left
     as computed on all observed values.
     """
     if cap is None or obs.n <= cap:
@@ -249,8 +292,13 @@ def limit_rows(obs: Observations, cap: int | None, rng: np.random.Generator) -> 
     order = np.argsort(-obs.y[seen], kind="stable")
     best = seen[order[:n_best]]
     rest = seen[order[n_best:]]
-    sampled = rng.choice(rest, budget - n_best, replace=False)
-    keep = np.sort(np.concatenate([best, sampled, unseen]))  # observed rows stay first
+    kept = np.concatenate([best, unseen])
+    n_spread = (budget - n_best) // 2
+    spread = spread_subset(obs.X[rest], obs.X[kept], n_spread, rng, is_categorical)
+    others = np.setdiff1d(np.arange(rest.size), spread)
+    sampled = np.concatenate([rest[spread], rest[rng.choice(others, budget - n_best - n_spread,
+                                                            replace=False)]])
+    keep = np.sort(np.concatenate([kept, sampled]))  # observed rows stay first
     return dataclasses.replace(
         obs,
         X=obs.X[keep],

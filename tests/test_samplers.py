@@ -355,3 +355,24 @@ def test_posterior_cap_keeps_pending_and_best_rows_and_counts_every_trial():
     assert study.best_value < 1e-3
     with pytest.raises(ValueError):
         GPUCBSampler(max_posterior_points=1)
+
+
+def test_posterior_cap_keeps_a_witness_of_every_region():
+    """Beyond the cap the non-best rows are a spread-out subset, not a density sample: the few
+    early trials far from the optimum (where the objective is bad) must stay, or the posterior
+    there reverts to the mean of the good data and UCB returns to them."""
+    from optuna_gpbandit._observations import spread_subset
+
+    rng = np.random.default_rng(0)
+    corners = np.array([[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0, 1.0], [0.5, 0.0]])
+    cluster = 0.6 + 0.01 * rng.standard_normal((2000, 2))
+    X = np.vstack([cluster, corners])
+    kept = cluster[:5]
+    idx = spread_subset(X, kept, 20, np.random.default_rng(1))
+    assert len(set(idx.tolist())) == 20
+    assert set(range(2000, 2005)) <= set(idx.tolist())  # every corner kept
+    np.testing.assert_array_equal(idx, spread_subset(X, kept, 20, np.random.default_rng(1)))
+    # categorical columns count as 0 / 1 apart: one row per category before any numeric spread
+    Xc = np.column_stack([np.r_[np.zeros(50), 1.0, 2.0], np.linspace(0.4, 0.5, 52)])
+    got = spread_subset(Xc, Xc[:1], 2, np.random.default_rng(0), np.array([True, False]))
+    assert set(Xc[got, 0].tolist()) == {1.0, 2.0}

@@ -304,7 +304,8 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
             )
             return self._startup_point(space, trial.number), None
         obs = limit_rows(obs, self._max_posterior_points,
-                         _randomness.trial_rng(self._seed, trial.number, _randomness.SUBSET))
+                         _randomness.trial_rng(self._seed, trial.number, _randomness.SUBSET),
+                         space.is_categorical)
         previous = latest_state(history.all_trials, trial.number)
         try:
             model = self._fit(obs, space, previous)
