@@ -41,7 +41,6 @@ from optuna.distributions import FloatDistribution  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from benchmarks.problems import PROBLEMS  # noqa: E402
 from optuna_gpbandit import GPUCBSampler  # noqa: E402
-from optuna_gpbandit._storage import read_trial_json  # noqa: E402
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 HISTORY = os.path.join(RESULTS, "cap_history.json")
@@ -106,7 +105,6 @@ def evaluate(checkpoints: list[int], steps: int, seeds: int, caps: list[int | No
                 study = _study(rows, n)
                 study.sampler = GPUCBSampler(seed=seed, max_posterior_points=cap)
                 rng = np.random.default_rng(1000 + seed)
-                new_rows = []
                 for _ in range(steps):
                     t0 = time.perf_counter()
                     trial = study.ask()

@@ -74,6 +74,7 @@ class SamplePath:
         self._b = rng.uniform(0.0, 2.0 * np.pi, M)
         self._amp = np.sqrt(2.0 * params.scale / M)
         self._w = rng.standard_normal(M)
+        self._w32 = self._w.astype(np.float32)
         self._posterior = posterior
         self._v = float(scale)
         gX = self.prior(posterior.X)
@@ -88,9 +89,17 @@ class SamplePath:
         return P
 
     def prior(self, X: np.ndarray) -> np.ndarray:
-        """The unscaled prior draw ``g`` at the rows of ``X``."""
+        """The unscaled prior draw ``g`` at the rows of ``X``.
+
+        The cosines of a batch are taken in single precision (vectorised, several times
+        faster; the phases are formed in double precision): the draw moves by about 1e-6 of
+        its scale, against a Monte Carlo error of ``1 / sqrt(M)``. One point
+        (:meth:`value_grad`) stays in double precision.
+        """
         X = np.atleast_2d(np.asarray(X, dtype=float))
-        return self._amp * (np.cos(self._phase(X)) @ self._w)
+        P = self._phase(X).astype(np.float32)
+        np.cos(P, out=P)
+        return self._amp * (P @ self._w32).astype(float)
 
     def values(self, X: np.ndarray) -> np.ndarray:
         """``f_t`` at the rows of ``X``."""

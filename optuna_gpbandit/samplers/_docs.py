@@ -49,9 +49,11 @@ refit_growth, max_fit_points
     fraction since the last fit (``0`` refits every trial); fit on at most this many points.
 max_posterior_points
     At most this many trials enter the GP posterior (default 1500; ``None``: all). Beyond
-    it, the posterior conditions on the pending trials, the best half of the budget and a
-    random sample of the other completed trials (subset of data), which keeps a suggestion
-    under a second at n = 5000. ``t`` and the refit schedule still count every trial.
+    it, the posterior conditions on the pending trials, the best half of the budget and, of
+    the other completed trials, half spread-out witnesses of every region evaluated and half
+    a random sample (subset of data): 0.17 s per suggestion at n = 5000 against 2.8 s exact,
+    at a regret per trial of 0.006 against 0.0007 (noisy Hartmann-3; README, "What the
+    posterior cap costs"). ``t`` and the refit schedule still count every trial.
 warn_independent_sampling
     Log a warning when a parameter after the startup phase goes to the independent sampler.
 pending

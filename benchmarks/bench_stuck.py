@@ -1,0 +1,119 @@
+#!/usr/bin/env python
+"""How often a sampler ends a run in a local minimum ("stuck seeds"), over many seeds.
+
+The quick suite has 10 seeds, too few to compare rates of a few in ten. This runs one harness
+problem for many seeds and counts the runs whose simple regret at T stays above ``--stuck``
+(default 1e-2: on Hartmann-3/6 every local minimum lies 0.1 or more above the global one).
+
+``--prefix K`` continues each stuck GP-UCB run differently: the sampler under test (e.g.
+GPSampler) starts from GP-UCB's first K trials of that seed. It tells when a run was captured:
+if GPSampler, from the same first K trials, ends in a local minimum as well, the choice of
+basin was made within those K trials.
+
+    python benchmarks/bench_stuck.py --problem hartmann6 --samplers GP-UCB GPSampler --seeds 40
+    python benchmarks/bench_stuck.py --problem hartmann6 --samplers GP-UCB \\
+        --kwargs '{"beta_scale": 0.2}' --seeds 40
+    python benchmarks/bench_stuck.py --problem hartmann6 --samplers GPSampler --prefix 12 \\
+        --seeds 10
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+from _common import limit_threads, threads_from_argv
+
+if __name__ == "__main__":
+    limit_threads(threads_from_argv(sys.argv[1:], default="1"))
+
+import numpy as np  # noqa: E402
+import optuna  # noqa: E402
+from optuna.distributions import FloatDistribution  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from benchmarks.harness.problems import get_problem  # noqa: E402
+from optuna_gpbandit import GPTSSampler, GPUCBSampler, IGPUCBSampler  # noqa: E402
+
+SAMPLERS = {
+    "GP-UCB": GPUCBSampler, "IGP-UCB": IGPUCBSampler, "GP-TS": GPTSSampler,
+    "GPSampler": optuna.samplers.GPSampler, "TPE": optuna.samplers.TPESampler,
+}
+
+
+def run(problem, make, seed: int, trials: int, start: list[tuple[dict, float]] = ()) -> list[float]:
+    study = optuna.create_study(sampler=make(seed))
+    dists = None
+    for params, value in start:
+        dists = dists or {k: FloatDistribution(0.0, 1.0) for k in params}
+        study.add_trial(optuna.trial.create_trial(params=params, distributions=dists, value=value))
+    values = [v for _, v in start]
+    while len(values) < trials:
+        trial = study.ask()
+        params = problem.suggest(trial)
+        value = float(problem.evaluate(params))
+        study.tell(trial, value)
+        values.append(value)
+    return values
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--problem", default="hartmann6")
+    ap.add_argument("--samplers", nargs="+", default=["GP-UCB", "GPSampler"])
+    ap.add_argument("--kwargs", default="{}", help="JSON keyword arguments for our samplers")
+    ap.add_argument("--seeds", type=int, default=40)
+    ap.add_argument("--first-seed", type=int, default=0)
+    ap.add_argument("--trials", type=int, default=100)
+    ap.add_argument("--stuck", type=float, default=1e-2)
+    ap.add_argument("--prefix", type=int, default=0,
+                    help="start from GP-UCB's first K trials of each stuck GP-UCB seed")
+    ap.add_argument("--threads", default="1", help="BLAS threads (read before import)")
+    args = ap.parse_args()
+    optuna.logging.set_verbosity(optuna.logging.ERROR)
+    problem = get_problem(args.problem)
+    if problem.minimum is None:
+        raise SystemExit(f"{args.problem}: unknown minimum; choose a synthetic problem")
+    kwargs = json.loads(args.kwargs)
+    seeds = range(args.first_seed, args.first_seed + args.seeds)
+    print(f"{args.problem}, {args.trials} trials, seeds {seeds.start}-{seeds.stop - 1}; stuck: "
+          f"simple regret at T > {args.stuck:g}" + (f"; from GP-UCB's first {args.prefix} "
+                                                     "trials of its stuck seeds" if args.prefix
+                                                     else "") + "\n")
+    print("| sampler | settings | runs | stuck | median simple regret | upper quartile | "
+          "cumulative regret (mean) | s |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    for name in args.samplers:
+        cls = SAMPLERS[name]
+        ours = name in ("GP-UCB", "IGP-UCB", "GP-TS")
+        make = (lambda s, c=cls: c(seed=s, **kwargs)) if ours else (lambda s, c=cls: c(seed=s))
+        regrets, cums, t0 = [], [], time.perf_counter()
+        for seed in seeds:
+            start = []
+            if args.prefix:
+                base = run(problem, lambda s: GPUCBSampler(seed=s), seed, args.trials)
+                if min(base) - problem.minimum <= args.stuck:
+                    continue  # only GP-UCB's stuck seeds are continued
+                study = optuna.create_study(sampler=GPUCBSampler(seed=seed))
+                for _ in range(args.prefix):
+                    trial = study.ask()
+                    params = problem.suggest(trial)
+                    study.tell(trial, float(problem.evaluate(params)))
+                start = [(t.params, t.value) for t in study.trials]
+            values = np.array(run(problem, make, seed, args.trials, start))
+            regrets.append(values.min() - problem.minimum)
+            cums.append(float(np.sum(values[len(start):] - problem.minimum)))
+        r = np.array(regrets)
+        if r.size == 0:
+            print(f"| {name} | {args.kwargs if ours else '-'} | 0 | - | - | - | - | - |")
+            continue
+        print(f"| {name} | {args.kwargs if ours else '-'} | {r.size} | {(r > args.stuck).sum()} | "
+              f"{np.median(r):.3g} | {np.quantile(r, 0.75):.3g} | {np.mean(cums):.1f} | "
+              f"{time.perf_counter() - t0:.0f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
