@@ -13,8 +13,10 @@ from optuna_gpbandit.changepoint import ChangeDetection, CPDSettings, ResidualTe
 from optuna_gpbandit.constraints import FeasibleConstraints, LongTermConstraints
 from optuna_gpbandit.report import (
     ConstraintReport,
+    HypervolumeReport,
     RegretReport,
     constraint_report,
+    hypervolume_report,
     pending_counts,
     regret_report,
     sampler_record,
@@ -43,9 +45,11 @@ __all__ = [
     "GPTSSampler",
     "GPUCBCPDSampler",
     "GPUCBSampler",
+    "HypervolumeReport",
     "IGPUCBSampler",
     "RegretReport",
     "__version__",
+    "hypervolume_report",
     "pending_counts",
     "regret_report",
     "report",

@@ -39,7 +39,7 @@ import numpy as np
 from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
-from optuna_gpbandit._history import History
+from optuna_gpbandit._history import History, finite_result
 from optuna_gpbandit._notices import INFO, WARNING, log_once
 from optuna_gpbandit.gp.kernels import Kernel
 from optuna_gpbandit.gp.posterior import GPParams
@@ -134,7 +134,7 @@ def report(study: Study, trial: FrozenTrial, rows: list[FailedRow], mode: str) -
         if t.state.is_finished() and t.number < trial.number
     ][-_RECENT:]
     bad = sum(
-        t.state != TrialState.COMPLETE or not math.isfinite(t.value) for t in finished
+        t.state != TrialState.COMPLETE or not finite_result(t) for t in finished
     )
     if bad >= _RECENT_FAILED:
         log_once(study, "failures:many", WARNING,

@@ -40,6 +40,11 @@ STALE_FACTOR = 10.0
 STALE_MIN_SECONDS = 300.0
 
 
+def finite_result(trial: FrozenTrial) -> bool:
+    """Whether a trial's objective value(s) are all finite (single- or multi-objective)."""
+    return trial.values is not None and all(math.isfinite(v) for v in trial.values)
+
+
 @dataclass(frozen=True)
 class PendingTrial:
     """A trial of another caller with its full point: RUNNING or WAITING (pending), or FAIL,
@@ -180,7 +185,7 @@ def collect_history(
     for t in sorted(trials, key=lambda t: t.number):
         if t.number == current.number:
             continue
-        if t.state == TrialState.COMPLETE and math.isfinite(t.value):
+        if t.state == TrialState.COMPLETE and finite_result(t):
             if all(n in t.params for n in names):
                 completed.append(t)
         elif t.state in (TrialState.COMPLETE, TrialState.FAIL, TrialState.PRUNED):

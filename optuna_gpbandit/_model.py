@@ -95,12 +95,14 @@ class FittedModel:
         return {"names": space.names, "n_fit": self.n_fit, "gp": self.posterior.params.to_json()}
 
 
-def latest_state(trials: list[FrozenTrial], before_number: int) -> dict[str, Any] | None:
-    """The most recent model state stored on a trial numbered below ``before_number``."""
+def latest_state(trials: list[FrozenTrial], before_number: int,
+                 key: str = "gp") -> dict[str, Any] | None:
+    """The most recent model state stored on a trial numbered below ``before_number`` (a
+    record holding ``key``: ``"gp"`` for one objective, ``"objectives"`` for several)."""
     for t in sorted(trials, key=lambda t: t.number, reverse=True):
         if t.number < before_number:
             state = read_trial_json(t, STATE_KEY)
-            if isinstance(state, dict) and "gp" in state:
+            if isinstance(state, dict) and key in state:
                 return state
     return None
 

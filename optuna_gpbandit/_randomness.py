@@ -22,7 +22,7 @@ from optuna.trial import FrozenTrial
 from optuna_gpbandit._space import _Column
 
 # Purposes keep independent streams apart for the same trial.
-SAMPLE, FIT, INDEPENDENT, SUBSET = 3, 4, 5, 6
+SAMPLE, FIT, INDEPENDENT, SUBSET, WEIGHTS = 3, 4, 5, 6, 7
 QUASI_DIMS = 32  # parameters of a trial drawn from one scrambled Sobol point; later ones: random
 
 

@@ -3,14 +3,23 @@
 import pytest
 from optuna.testing.pytest_samplers import (
     BasicSamplerTestCase,
+    MultiObjectiveSamplerTestCase,
     RelativeSamplerTestCase,
     SingleOnlySamplerTestCase,
 )
 
-from optuna_gpbandit import GPTSSampler, GPUCBSampler, IGPUCBSampler
+from optuna_gpbandit import (ConstrainedGPUCBSampler, GPTSSampler, GPUCBCPDSampler, GPUCBSampler,
+                             IGPUCBSampler)
 
 
-class _Suites(BasicSamplerTestCase, RelativeSamplerTestCase, SingleOnlySamplerTestCase):
+# GP-UCB, IGP-UCB and GP-TS support multi-objective studies (random scalarisations).
+class _Suites(BasicSamplerTestCase, RelativeSamplerTestCase, MultiObjectiveSamplerTestCase):
+    pass
+
+
+# Change detection and the constrained sampler's modes are single-objective.
+class _SingleOnlySuites(BasicSamplerTestCase, RelativeSamplerTestCase,
+                        SingleOnlySamplerTestCase):
     pass
 
 
@@ -43,3 +52,15 @@ class TestGPTSNoStartup(_Suites):
     @pytest.fixture
     def sampler(self):
         return lambda: GPTSSampler(n_startup_trials=0, n_candidates=256)
+
+
+class TestConstrainedGPUCB(_SingleOnlySuites):
+    @pytest.fixture
+    def sampler(self):
+        return lambda: ConstrainedGPUCBSampler(n_startup_trials=1, n_candidates=256)
+
+
+class TestGPUCBCPD(_SingleOnlySuites):
+    @pytest.fixture
+    def sampler(self):
+        return lambda: GPUCBCPDSampler(n_startup_trials=1, n_candidates=256)

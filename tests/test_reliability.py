@@ -355,9 +355,15 @@ def test_resume_in_a_new_process_repeats_the_uninterrupted_run(name, tmp_path):
 
 
 # ------------------------------------------------------------------------ misuse
-def test_multi_objective_study_gives_a_clear_error():
+def test_multi_objective_studies_run_or_give_a_clear_error():
+    # GP-UCB takes several objectives (random scalarisations), one of them constant here.
     study = optuna.create_study(directions=["minimize", "minimize"], sampler=make("GPUCBSampler"))
-    with pytest.raises(ValueError, match="single-objective"):
+    study.optimize(lambda t: (t.suggest_float("x", 0, 1), 1.0), n_trials=8)
+    assert [t.state for t in study.trials] == [TrialState.COMPLETE] * 8
+    assert_valid_params(study)
+    study = optuna.create_study(directions=["minimize", "minimize"],
+                                sampler=make("GPUCBCPDSampler"))
+    with pytest.raises(ValueError, match="GPUCBCPDSampler supports single-objective"):
         study.optimize(lambda t: (t.suggest_float("x", 0, 1), 1.0), n_trials=8)
 
 

@@ -42,10 +42,13 @@ from optuna_gpbandit.constraints import (DIAGNOSTICS_KEY, ConstraintModels,
                                          trial_constraints)
 from optuna_gpbandit.gp.fit import MIN_NOISE_VAR
 from optuna_gpbandit.gp.posterior import NumericalError
+from optuna_gpbandit._maximize import maximize_acquisition
+from optuna_gpbandit.acquisition.scalarize import check_scalarization
 from optuna_gpbandit.samplers._concurrency import MAX_ROUNDS, taken_meanwhile
 from optuna_gpbandit.samplers._context import (SelectionContext, any_admitted, deterministic,
                                               exclusion, log_repeats, toward_feasibility)
 from optuna_gpbandit.samplers._docs import document
+from optuna_gpbandit.samplers._multi import choose_multi
 from optuna_gpbandit.samplers._segments import SegmentsMixin
 
 # Up to this many constraints, every trial's records hold all multipliers.
@@ -86,8 +89,10 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
         constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
         change_detection: ChangeDetection | None = None,
         failures: str = "impute",
+        scalarization: str = "chebyshev",
     ) -> None:
         seed = check_seed(seed)
+        self._scalarization = check_scalarization(scalarization)
         self._seed = int(np.random.SeedSequence().entropy % (2**31)) if seed is None else seed
         self._user_seed = seed is not None
         self._n_startup_trials = check_int("n_startup_trials", n_startup_trials, 0)
@@ -174,7 +179,7 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
     def sample_relative(
         self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
     ) -> dict[str, Any]:
-        self._check_single_objective(study)
+        self._check_objectives(study)
         if not search_space:
             return {}
         # Many small BLAS calls: threads only contend (with each other, with other workers).
@@ -253,7 +258,7 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
         if not history.completed or (len(history.completed) < self._n_startup_trials
                                      and start == 0):
             return self._startup_point(space, trial.number), None
-        failed = _failures.failed_rows(history, study.direction)
+        failed = _failures.failed_rows(history, study.directions[0])  # (MO trials cannot prune)
         _failures.report(study, trial, failed, self._failures)
         noise_factor, delta_factor = 1.0, 1.0
         feasibility = None
@@ -288,6 +293,9 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
         design = _censoring.pending_stage(study, trial, history, self._pending_mode,
                                           self._censoring)
         extra["pending"] = design.counts()
+        if study._is_multi_objective():
+            return choose_multi(self, study, trial, space, history, design, failed, feasibility,
+                                extra)
         obs = build_observations(
             history.completed, space, study.direction, self._standardize, design=design,
             hallucinate=self._pending_mode == "hallucinate",
@@ -339,7 +347,7 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
         param_name: str,
         param_distribution: BaseDistribution,
     ) -> Any:
-        self._check_single_objective(study)
+        self._check_objectives(study)
         if self._warn_independent_sampling and trial.number > 0:
             n_complete = len(study._get_trials(deepcopy=False, states=(TrialState.COMPLETE,)))
             if n_complete >= self._n_startup_trials:
@@ -373,6 +381,21 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
     def _select(self, ctx: SelectionContext) -> tuple[np.ndarray, dict[str, Any]]:
         """Return the encoded next point and a record of the step (e.g. the beta used)."""
 
+    def _acquisition(self, ctx: SelectionContext) -> tuple[Any, dict[str, Any]]:
+        """The objective's acquisition in ``ctx`` as a function (``values``, ``value_grad``)
+        and its record; what a multi-objective study scalarises (samplers that support
+        several objectives)."""
+        raise NotImplementedError
+
+    def _maximise(self, ctx: SelectionContext, acq: Any) -> np.ndarray:
+        """The encoded maximiser of ``acq`` within the constraints and exclusions of ``ctx``."""
+        x, _ = maximize_acquisition(
+            ctx.within_constraints(acq), ctx.space, ctx.rng, n_candidates=self._n_candidates,
+            n_local_search=self._n_local_search, warm_starts=ctx.warm_starts(),
+            exclude=ctx.pending_X,
+        )
+        return x
+
     # ---------------------------------------------------------------- helpers
     @staticmethod
     def _study_spread(history: History, study: Study) -> float | None:
@@ -387,6 +410,29 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
 
     def _startup_point(self, space: EncodedSpace, number: int) -> np.ndarray:
         return space.sobol_point(number, self._seed)
+
+    # Samplers whose acquisition random scalarisations combine (Paria et al.): True there.
+    _multi_objective = False
+
+    def _check_objectives(self, study: Study) -> None:
+        """Raise for a multi-objective study this sampler (or its settings) cannot serve."""
+        if not study._is_multi_objective():
+            return
+        k = len(study.directions)
+        if not self._multi_objective:
+            raise ValueError(
+                f"{type(self).__name__} supports single-objective studies only; this study has "
+                f"{k} objectives (GPUCBSampler, IGPUCBSampler and GPTSSampler support several)."
+            )
+        if self._change_detection is not None:
+            raise ValueError(f"change_detection supports single-objective studies only; this "
+                             f"study has {k} objectives.")
+        if isinstance(self._constraints, LongTermConstraints):
+            raise ValueError(
+                f"constraints=LongTermConstraints(...) supports single-objective studies only; "
+                f"this study has {k} objectives. constraints='auto' (the default) keeps each "
+                "trial to the points the constraint models admit."
+            )
 
     @staticmethod
     def _check_single_objective(study: Study) -> None:

@@ -178,7 +178,19 @@ gamma
     ``log(4 / delta)`` for GP-TS).
 """
 
-_SECTIONS = {"common": COMMON, "gp_ucb": GP_UCB, "kernelized": KERNELIZED}
+MULTI_OBJECTIVE = """\
+scalarization
+    Multi-objective studies (``optuna.create_study(directions=[...])``): each trial draws
+    weights ``lambda`` uniformly from the simplex (from its own random stream) and maximises
+    a scalarisation of the objectives' acquisitions, one GP per objective (Paria, Kandasamy &
+    Poczos 2019). ``"chebyshev"`` (default): ``min_i lambda_i (u_i - z_i)``, ``z_i`` the
+    lowest observed standardised value; reaches every Pareto-optimal point. ``"linear"``:
+    ``sum_i lambda_i u_i``; only the convex hull of the front. Ignored for one objective.
+    Not with ``change_detection`` or ``LongTermConstraints`` (an error says so).
+"""
+
+_SECTIONS = {"common": COMMON, "gp_ucb": GP_UCB, "kernelized": KERNELIZED,
+             "multi_objective": MULTI_OBJECTIVE}
 
 
 def document(cls: T) -> T:

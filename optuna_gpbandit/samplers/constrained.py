@@ -103,6 +103,8 @@ class ConstrainedGPUCBSampler(IGPUCBSampler):
     <common parameters>
     """
 
+    _multi_objective = False  # one objective only
+
     def __init__(
         self,
         *,

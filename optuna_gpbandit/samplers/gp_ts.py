@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 import numpy as np
 
 from optuna_gpbandit._arguments import check_int, forward
-from optuna_gpbandit._maximize import allowed, maximize_acquisition
+from optuna_gpbandit._maximize import allowed
 from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit.acquisition.pathwise import DEFAULT_FEATURES, SamplePath
 from optuna_gpbandit.acquisition.thompson import thompson_choice
@@ -62,9 +62,9 @@ class GPTSSampler(KernelizedBanditSampler):
     fitted noise sits at its prior's mean (0.037 of the variance), and ``R sqrt(2 gamma)``
     grows with every trial. A draw that wide, maximised over the whole space, is nearly
     random search (median simple regret 0.76 on Hartmann-6 and 2.7 on Ackley-5, 10 seeds x
-    100 trials, against 0.06 and 0.04 with ``R=0``). On Hartmann-3 with noise sd 0.2,
-    ``R=None`` was better (0.0049 against 0.0142; GP-UCB 0.0124): pass ``R=None`` (or a
-    known noise level) for objectives known to be noisy.
+    100 trials, against 0.119 and 0.049 with ``R=0`` in the quick suite). On Hartmann-3
+    with noise sd 0.2, ``R=None`` was better (0.0049 against 0.0142; GP-UCB 0.0124): pass
+    ``R=None`` (or a known noise level) for objectives known to be noisy.
 
     Points of trials still pending (other workers) are never chosen while any other is left.
 
@@ -76,12 +76,15 @@ class GPTSSampler(KernelizedBanditSampler):
     ----------
     <kernelized parameters>
     <common parameters>
+    <multi_objective parameters>
     draw
         ``"path"`` (default): a draw on the whole space, maximised like an acquisition;
         ``"candidates"``: the paper's joint draw on a finite candidate set (see above).
     n_features
         Random Fourier features of the path draw's prior part (default 1024).
     """
+
+    _multi_objective = True  # random scalarisations (samplers/_multi.py)
 
     def __init__(
         self,
@@ -113,6 +116,7 @@ class GPTSSampler(KernelizedBanditSampler):
         constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
         change_detection: ChangeDetection | None = None,
         failures: str = "impute",
+        scalarization: str = "chebyshev",
         draw: str = "path",
         n_features: int = DEFAULT_FEATURES,
     ) -> None:
@@ -134,17 +138,18 @@ class GPTSSampler(KernelizedBanditSampler):
         noise = ctx.rng.normal(0.0, 1.0, base.shape) * sd * ~space.is_categorical
         return np.unique(np.vstack([C, top, space.snap(base + noise)]), axis=0)
 
-    def _select(self, ctx: SelectionContext) -> tuple[np.ndarray, dict[str, Any]]:
+    def _acquisition(self, ctx: SelectionContext) -> tuple[SamplePath, dict[str, Any]]:
         v, gamma, R = self._width(ctx, thompson=True)
         nu = v + ctx.width_bonus
+        path = SamplePath(ctx.model.posterior, ctx.space, nu, ctx.rng, self._n_features)
+        return path, {"v": v, "nu": nu, "gamma": gamma, "R": R, "draw": "path"}
+
+    def _select(self, ctx: SelectionContext) -> tuple[np.ndarray, dict[str, Any]]:
         if self._draw == "path" and ctx.space.enumerate(self._n_candidates) is None:
-            path = SamplePath(ctx.model.posterior, ctx.space, nu, ctx.rng, self._n_features)
-            x, _ = maximize_acquisition(
-                ctx.within_constraints(path), ctx.space, ctx.rng,
-                n_candidates=self._n_candidates, n_local_search=self._n_local_search,
-                warm_starts=ctx.warm_starts(), exclude=ctx.pending_X,
-            )
-            return x, {"v": v, "nu": nu, "gamma": gamma, "R": R, "draw": "path"}
+            path, record = self._acquisition(ctx)
+            return self._maximise(ctx, path), record
+        v, gamma, R = self._width(ctx, thompson=True)
+        nu = v + ctx.width_bonus
         C = self._candidates(ctx)
         C = C[allowed(C, ctx.pending_X)]  # a pending trial's point is not drawn again
         i, draw = thompson_choice(ctx.model.posterior, C, nu, ctx.rng)

@@ -16,7 +16,6 @@ if TYPE_CHECKING:
 import numpy as np
 
 from optuna_gpbandit._arguments import forward
-from optuna_gpbandit._maximize import maximize_acquisition
 from optuna_gpbandit.acquisition.beta import beta_theorem1, beta_theorem2, beta_theorem3
 from optuna_gpbandit.acquisition.ucb import UCB
 from optuna_gpbandit.gp.information import gamma_upper_bound
@@ -35,7 +34,10 @@ class GPUCBSampler(GPBanditSampler):
     ----------
     <gp_ucb parameters>
     <common parameters>
+    <multi_objective parameters>
     """
+
+    _multi_objective = True  # random scalarisations (samplers/_multi.py)
 
     def __init__(
         self,
@@ -68,6 +70,7 @@ class GPUCBSampler(GPBanditSampler):
         constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
         change_detection: ChangeDetection | None = None,
         failures: str = "impute",
+        scalarization: str = "chebyshev",
     ) -> None:
         super().__init__(**forward(GPBanditSampler, locals()))
         if isinstance(beta, str) and beta not in _BETA_MODES:
@@ -120,13 +123,11 @@ class GPUCBSampler(GPBanditSampler):
         scale = post.params.scale
         return gamma_upper_bound(post.kernel(D, D) / scale, post.effective_noise_var / scale, ctx.t)
 
-    def _select(self, ctx: SelectionContext) -> tuple[np.ndarray, dict[str, Any]]:
+    def _acquisition(self, ctx: SelectionContext) -> tuple[UCB, dict[str, Any]]:
         beta = self._beta_scale * self.beta_t(ctx)
         nu = math.sqrt(beta) + ctx.width_bonus
-        acq = ctx.within_constraints(UCB(ctx.model.posterior, nu))
-        x, _ = maximize_acquisition(
-            acq, ctx.space, ctx.rng, n_candidates=self._n_candidates,
-            n_local_search=self._n_local_search, warm_starts=ctx.warm_starts(),
-            exclude=ctx.pending_X,
-        )
-        return x, {"beta": beta, "nu": nu}
+        return UCB(ctx.model.posterior, nu), {"beta": beta, "nu": nu}
+
+    def _select(self, ctx: SelectionContext) -> tuple[np.ndarray, dict[str, Any]]:
+        acq, record = self._acquisition(ctx)
+        return self._maximise(ctx, acq), record

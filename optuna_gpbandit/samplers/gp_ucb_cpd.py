@@ -77,6 +77,8 @@ class GPUCBCPDSampler(GPUCBSampler):
     <common parameters>
     """
 
+    _multi_objective = False  # one objective only
+
     def __init__(
         self,
         *,

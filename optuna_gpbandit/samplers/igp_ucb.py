@@ -15,7 +15,6 @@ if TYPE_CHECKING:
 import numpy as np
 
 from optuna_gpbandit._arguments import forward
-from optuna_gpbandit._maximize import maximize_acquisition
 from optuna_gpbandit.acquisition.ucb import UCB
 from optuna_gpbandit.samplers._base import SelectionContext
 from optuna_gpbandit.samplers._docs import document
@@ -31,7 +30,10 @@ class IGPUCBSampler(KernelizedBanditSampler):
     ----------
     <kernelized parameters>
     <common parameters>
+    <multi_objective parameters>
     """
+
+    _multi_objective = True  # random scalarisations (samplers/_multi.py)
 
     def __init__(
         self,
@@ -63,16 +65,15 @@ class IGPUCBSampler(KernelizedBanditSampler):
         constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
         change_detection: ChangeDetection | None = None,
         failures: str = "impute",
+        scalarization: str = "chebyshev",
     ) -> None:
         super().__init__(**forward(KernelizedBanditSampler, locals()))
 
-    def _select(self, ctx: SelectionContext) -> tuple[np.ndarray, dict[str, Any]]:
+    def _acquisition(self, ctx: SelectionContext) -> tuple[UCB, dict[str, Any]]:
         beta, gamma, R = self._width(ctx, thompson=False)
         nu = beta + ctx.width_bonus
-        x, _ = maximize_acquisition(
-            ctx.within_constraints(UCB(ctx.model.posterior, nu)), ctx.space, ctx.rng,
-            n_candidates=self._n_candidates, n_local_search=self._n_local_search,
-            warm_starts=ctx.warm_starts(),
-            exclude=ctx.pending_X,
-        )
-        return x, {"beta": beta, "nu": nu, "gamma": gamma, "R": R}
+        return UCB(ctx.model.posterior, nu), {"beta": beta, "nu": nu, "gamma": gamma, "R": R}
+
+    def _select(self, ctx: SelectionContext) -> tuple[np.ndarray, dict[str, Any]]:
+        acq, record = self._acquisition(ctx)
+        return self._maximise(ctx, acq), record
