@@ -143,7 +143,8 @@ def regret_report(study: Study, optimum: float, params: GPParams | None = None) 
         GP hyperparameters for the information gain; default: the sampler's last stored ones.
     """
     if study._is_multi_objective():
-        raise ValueError("regret_report supports single-objective studies only.")
+        raise ValueError("regret_report supports single-objective studies only; use "
+                         "hypervolume_report for several objectives.")
     trials = sorted(
         study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)), key=lambda t: t.number
     )
