@@ -4,9 +4,10 @@ Paria, Kandasamy & Poczos (UAI 2019): each trial draws ``lambda`` uniformly from
 (from the trial's own random stream, so workers and resumed studies draw the same), builds the
 sampler's own acquisition for every objective (GP-UCB's or IGP-UCB's upper bound, or a GP-TS
 path draw) and maximises their scalarisation (:mod:`optuna_gpbandit.acquisition.scalarize`).
-Pending trials, failed trials and constraint models (``constraints="auto"``) are handled per
-objective exactly as in a single-objective study; each objective's hyperparameters are stored
-in the trial's ``gpbandit:state`` record (``"objectives"``) and warm-start the next fit.
+Pending and failed trials enter every objective's GP as in a single-objective study; one set
+of constraint models (``constraints="auto"``) keeps the maximiser to the points they admit.
+Each objective's hyperparameters are stored in the trial's ``gpbandit:state`` record
+(``"objectives"``) and warm-start the next fit.
 """
 
 from __future__ import annotations
