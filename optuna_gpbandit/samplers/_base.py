@@ -311,18 +311,11 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
                 trial.number, obs.n_observed, obs.sign * obs.y_raw[0],
             )
             return self._startup_point(space, trial.number), None
-        obs = limit_rows(obs, self._max_posterior_points,
-                         _randomness.trial_rng(self._seed, trial.number, _randomness.SUBSET),
-                         space.is_categorical)
-        previous = latest_state(history.all_trials, trial.number)
-        try:
-            model = self._fit(obs, space, previous)
-        except NumericalError:
-            _logger.warning(
-                "Trial %d: the GP could not be factorised; sampling a quasi-random point.",
-                trial.number,
-            )
+        fitted = self._capped_model(obs, space, trial,
+                                    latest_state(history.all_trials, trial.number))
+        if fitted is None:
             return self._startup_point(space, trial.number), None
+        obs, model = fitted
         bonus = _censoring.width_bonus(obs, model.posterior, self._censoring)
         rng = _randomness.trial_rng(self._seed, trial.number, _randomness.SAMPLE)
         pending_X = exclusion(obs, model, space, history, failed,
@@ -381,17 +374,35 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
     def _select(self, ctx: SelectionContext) -> tuple[np.ndarray, dict[str, Any]]:
         """Return the encoded next point and a record of the step (e.g. the beta used)."""
 
+    def _capped_model(self, obs: Observations, space: EncodedSpace, trial: FrozenTrial,
+                      previous: dict | None,
+                      what: str = "the GP") -> tuple[Observations, FittedModel] | None:
+        """``obs`` cut to ``max_posterior_points`` rows and the GP fitted on them; ``None``
+        (logged, naming ``what``) when the GP cannot be factorised."""
+        obs = limit_rows(obs, self._max_posterior_points,
+                         _randomness.trial_rng(self._seed, trial.number, _randomness.SUBSET),
+                         space.is_categorical)
+        try:
+            return obs, self._fit(obs, space, previous)
+        except NumericalError:
+            _logger.warning("Trial %d: %s could not be factorised; sampling a quasi-random "
+                            "point.", trial.number, what)
+            return None
+
     def _acquisition(self, ctx: SelectionContext) -> tuple[Any, dict[str, Any]]:
         """The objective's acquisition in ``ctx`` as a function (``values``, ``value_grad``)
         and its record; what a multi-objective study scalarises (samplers that support
         several objectives)."""
         raise NotImplementedError
 
-    def _maximise(self, ctx: SelectionContext, acq: Any) -> np.ndarray:
-        """The encoded maximiser of ``acq`` within the constraints and exclusions of ``ctx``."""
+    def _maximise(self, ctx: SelectionContext, acq: Any,
+                  warm_starts: np.ndarray | None = None) -> np.ndarray:
+        """The encoded maximiser of ``acq`` within the constraints and exclusions of ``ctx``,
+        started also from ``warm_starts`` (default: ``ctx.warm_starts()``)."""
         x, _ = maximize_acquisition(
             ctx.within_constraints(acq), ctx.space, ctx.rng, n_candidates=self._n_candidates,
-            n_local_search=self._n_local_search, warm_starts=ctx.warm_starts(),
+            n_local_search=self._n_local_search,
+            warm_starts=ctx.warm_starts() if warm_starts is None else warm_starts,
             exclude=ctx.pending_X,
         )
         return x

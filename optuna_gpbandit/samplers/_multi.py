@@ -16,7 +16,6 @@ import dataclasses
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from optuna.logging import get_logger
 from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial
 
@@ -24,20 +23,17 @@ from optuna_gpbandit import _censoring, _randomness
 from optuna_gpbandit._censoring import Design
 from optuna_gpbandit._failures import FailedRow
 from optuna_gpbandit._history import History
-from optuna_gpbandit._maximize import maximize_acquisition
 from optuna_gpbandit._model import latest_state
-from optuna_gpbandit._observations import build_observations, limit_rows
+from optuna_gpbandit._observations import build_observations
 from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit.acquisition.scalarize import Scalarized, draw_weights
 from optuna_gpbandit.constraints import ConstraintModels
-from optuna_gpbandit.gp.posterior import NumericalError
 from optuna_gpbandit.samplers._context import (SelectionContext, any_admitted, exclusion,
                                               toward_feasibility)
 
 if TYPE_CHECKING:
     from optuna_gpbandit.samplers._base import GPBanditSampler
 
-_logger = get_logger(__name__)
 _N_WARM_STARTS = 2  # best observed points per objective offered to the maximiser
 
 
@@ -59,16 +55,12 @@ def choose_multi(sampler: GPBanditSampler, study: Study, trial: FrozenTrial, spa
             hallucinate=sampler._pending_mode == "hallucinate", targets=targets,
             failed=failed if sampler._failures == "impute" else None,
         )
-        obs = limit_rows(obs, sampler._max_posterior_points,
-                         _randomness.trial_rng(sampler._seed, trial.number, _randomness.SUBSET),
-                         space.is_categorical)
         prev = stored[i] if isinstance(stored, list) and i < len(stored) else None
-        try:
-            model = sampler._fit(obs, space, prev if isinstance(prev, dict) else None)
-        except NumericalError:
-            _logger.warning("Trial %d: the GP of objective %d could not be factorised; sampling "
-                            "a quasi-random point.", trial.number, i)
+        fitted = sampler._capped_model(obs, space, trial, prev if isinstance(prev, dict) else None,
+                                       what=f"the GP of objective {i}")
+        if fitted is None:
             return sampler._startup_point(space, trial.number), None
+        obs, model = fitted
         bonus = _censoring.width_bonus(obs, model.posterior, sampler._censoring)
         ctxs.append(SelectionContext(study, trial, space, obs, model, rng, bonus,
                                      feasibility=feasibility))
@@ -89,10 +81,7 @@ def choose_multi(sampler: GPBanditSampler, study: Study, trial: FrozenTrial, spa
         reference = np.array([float(np.min(c.obs.y[c.obs.fit_rows])) for c in ctxs])
         acq = Scalarized(parts, weights, sampler._scalarization, reference)
         warm = np.vstack([c.warm_starts()[:_N_WARM_STARTS] for c in ctxs])
-        x, _ = maximize_acquisition(
-            ctxs[0].within_constraints(acq), space, rng, n_candidates=sampler._n_candidates,
-            n_local_search=sampler._n_local_search, warm_starts=warm, exclude=pending_X,
-        )
+        x = sampler._maximise(ctxs[0], acq, warm)
         record = {"per_objective": list(records)}
     steps = [c.step_record(x) for c in ctxs]
     record.update(

@@ -127,10 +127,8 @@ class GPTSSampler(KernelizedBanditSampler):
         self._n_features = check_int("n_features", n_features, 1)
 
     def _candidates(self, ctx: SelectionContext) -> np.ndarray:
+        """``D_t`` of a space too large to enumerate (see the class docstring)."""
         space: EncodedSpace = ctx.space
-        full = space.enumerate(self._n_candidates)
-        if full is not None:
-            return full
         C = space.sobol(self._n_candidates, seed=int(ctx.rng.integers(2**31 - 1)))
         top = ctx.best_observed(_N_TOP)
         base = np.repeat(top[:_N_LOCAL], _N_PERTURB, axis=0)
@@ -145,12 +143,13 @@ class GPTSSampler(KernelizedBanditSampler):
         return path, {"v": v, "nu": nu, "gamma": gamma, "R": R, "draw": "path"}
 
     def _select(self, ctx: SelectionContext) -> tuple[np.ndarray, dict[str, Any]]:
-        if self._draw == "path" and ctx.space.enumerate(self._n_candidates) is None:
+        full = ctx.space.enumerate(self._n_candidates)
+        if self._draw == "path" and full is None:
             path, record = self._acquisition(ctx)
             return self._maximise(ctx, path), record
         v, gamma, R = self._width(ctx, thompson=True)
         nu = v + ctx.width_bonus
-        C = self._candidates(ctx)
+        C = full if full is not None else self._candidates(ctx)
         C = C[allowed(C, ctx.pending_X)]  # a pending trial's point is not drawn again
         i, draw = thompson_choice(ctx.model.posterior, C, nu, ctx.rng)
         n_drawn = int(np.isfinite(draw).sum())
