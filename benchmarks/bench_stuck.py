@@ -15,6 +15,16 @@ basin was made within those K trials.
         --kwargs '{"beta_scale": 0.2}' --seeds 40
     python benchmarks/bench_stuck.py --problem hartmann6 --samplers GPSampler --prefix 12 \\
         --seeds 10
+
+``--diagnose`` (our samplers) prints, for each stuck run, what the model believed about the
+problem's known optimum ``x*`` along the run: its posterior mean and sd there (objective units)
+against the true value, the error in sds, and the fitted lengthscales. A model that is
+confidently wrong at ``x*`` (errors of several sds) will not look there, whatever the width.
+
+    python benchmarks/bench_stuck.py --problem hartmann6 --samplers GP-UCB --seeds 10 --diagnose
+
+``--restart-gate G`` sets ``restarts=True``'s coverage gate (``UNEXPLORED_SD``, default 0.5);
+``0`` restarts whenever a run has settled, wherever the data already cover the domain.
 """
 
 from __future__ import annotations
@@ -44,6 +54,32 @@ SAMPLERS = {
 }
 
 
+def diagnosing(cls, problem, log: list):
+    """``cls`` whose every model step appends (t, mu*, sd*, lengthscales) at the optimum."""
+
+    class Diagnosed(cls):
+        def _select(self, ctx):
+            x, record = super()._select(ctx)
+            xs = ctx.space.encode(problem.optimum)[None, :]
+            mu, var = ctx.model.posterior.mean_var(xs)
+            mu_obj, sd_obj = ctx.obs.to_objective(float(mu[0]), float(np.sqrt(var[0])))
+            log.append((ctx.t, mu_obj, sd_obj, ctx.model.posterior.params.lengthscales.copy()))
+            return x, record
+
+    return Diagnosed
+
+
+def report_diagnosis(problem, seed: int, log: list) -> None:
+    truth = problem.minimum
+    print(f"\nseed {seed}: model at the optimum x* (true value {truth:.4g})")
+    print("| trial | posterior mean at x* | sd | error / sd | lengthscales |")
+    print("|---:|---:|---:|---:|---|")
+    for t, mu, sd, ls in log:
+        if t % 10 == 0 or t == log[-1][0]:
+            print(f"| {t} | {mu:.3f} | {sd:.3f} | {(mu - truth) / max(sd, 1e-12):.1f} | "
+                  f"{np.array2string(ls, precision=2)} |")
+
+
 def run(problem, make, seed: int, trials: int, start: list[tuple[dict, float]] = ()) -> list[float]:
     study = optuna.create_study(sampler=make(seed))
     dists = None
@@ -71,6 +107,10 @@ def main() -> None:
     ap.add_argument("--stuck", type=float, default=1e-2)
     ap.add_argument("--prefix", type=int, default=0,
                     help="start from GP-UCB's first K trials of each stuck GP-UCB seed")
+    ap.add_argument("--restart-gate", type=float, default=None,
+                    help="restarts=True's coverage gate (optuna_gpbandit._restarts.UNEXPLORED_SD)")
+    ap.add_argument("--diagnose", action="store_true",
+                    help="print the model's belief at the known optimum in each stuck run")
     ap.add_argument("--threads", default="1", help="BLAS threads (read before import)")
     args = ap.parse_args()
     optuna.logging.set_verbosity(optuna.logging.ERROR)
@@ -78,6 +118,11 @@ def main() -> None:
     if problem.minimum is None:
         raise SystemExit(f"{args.problem}: unknown minimum; choose a synthetic problem")
     kwargs = json.loads(args.kwargs)
+    if args.restart_gate is not None:
+        import optuna_gpbandit._restarts as restarts
+
+        restarts.UNEXPLORED_SD = args.restart_gate
+        print(f"restarts' coverage gate: {args.restart_gate:g}\n")
     seeds = range(args.first_seed, args.first_seed + args.seeds)
     print(f"{args.problem}, {args.trials} trials, seeds {seeds.start}-{seeds.stop - 1}; stuck: "
           f"simple regret at T > {args.stuck:g}" + (f"; from GP-UCB's first {args.prefix} "
@@ -91,7 +136,11 @@ def main() -> None:
         ours = name in ("GP-UCB", "IGP-UCB", "GP-TS")
         make = (lambda s, c=cls: c(seed=s, **kwargs)) if ours else (lambda s, c=cls: c(seed=s))
         regrets, cums, t0 = [], [], time.perf_counter()
+        diagnoses = []
         for seed in seeds:
+            log: list = []
+            if args.diagnose and ours:
+                make = (lambda s, c=diagnosing(cls, problem, log): c(seed=s, **kwargs))
             start = []
             if args.prefix:
                 base = run(problem, lambda s: GPUCBSampler(seed=s), seed, args.trials)
@@ -105,6 +154,8 @@ def main() -> None:
                 start = [(t.params, t.value) for t in study.trials]
             values = np.array(run(problem, make, seed, args.trials, start))
             regrets.append(values.min() - problem.minimum)
+            if log and regrets[-1] > args.stuck:
+                diagnoses.append((seed, log))
             cums.append(float(np.sum(values[len(start):] - problem.minimum)))
         r = np.array(regrets)
         if r.size == 0:
@@ -113,6 +164,8 @@ def main() -> None:
         print(f"| {name} | {args.kwargs if ours else '-'} | {r.size} | {(r > args.stuck).sum()} | "
               f"{np.median(r):.3g} | {np.quantile(r, 0.75):.3g} | {np.mean(cums):.1f} | "
               f"{time.perf_counter() - t0:.0f} |", flush=True)
+        for seed, log in diagnoses:
+            report_diagnosis(problem, seed, log)
 
 
 if __name__ == "__main__":

@@ -67,6 +67,16 @@ class History:
     failed: list[PendingTrial] = dataclasses.field(default_factory=list)
     dead: list[PendingTrial] = dataclasses.field(default_factory=list)
 
+    def since(self, start: int) -> "History":
+        """This history without the completed, pending and failed trials numbered below
+        ``start`` (a model that forgot them: change points, restarts)."""
+        return dataclasses.replace(
+            self,
+            completed=[t for t in self.completed if t.number >= start],
+            pending=[p for p in self.pending if p.trial.number >= start],
+            failed=[p for p in self.failed if p.trial.number >= start],
+        )
+
 
 def write_sampled_params(
     study: Study,

@@ -29,8 +29,9 @@ from optuna_gpbandit import _censoring, _failures, _randomness
 from optuna_gpbandit._arguments import check_bool, check_int, check_number, check_seed
 from optuna_gpbandit._censoring import Censoring, resolve_pending
 from optuna_gpbandit._history import History, collect_history, write_sampled_params
-from optuna_gpbandit._notices import WARNING, log_once
+from optuna_gpbandit._notices import INFO, WARNING, log_once
 from optuna_gpbandit._model import STATE_KEY, FittedModel, GPConfig, fit_model, latest_state
+from optuna_gpbandit._restarts import RESTART_PATIENCE, UNEXPLORED_KEY, replay, unexplored
 from optuna_gpbandit._observations import (Observations, build_observations, limit_rows,
                                           oriented_values, standardization)
 from optuna_gpbandit._space import EncodedSpace
@@ -63,6 +64,7 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
     Parameters
     ----------
     <common parameters>
+    <restarts parameters>
     """
 
     def __init__(
@@ -90,6 +92,7 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
         change_detection: ChangeDetection | None = None,
         failures: str = "impute",
         scalarization: str = "chebyshev",
+        restarts: bool = False,
     ) -> None:
         seed = check_seed(seed)
         self._scalarization = check_scalarization(scalarization)
@@ -130,6 +133,10 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
                 f"change_detection must be a ChangeDetection instance, got {change_detection!r}."
             )
         self._change_detection = change_detection
+        self._restarts = check_bool("restarts", restarts)
+        if self._restarts and change_detection is not None:
+            raise ValueError("restarts=True and change_detection both reset the history the model "
+                             "sees: pass one of them.")
         self._deterministic = check_bool("deterministic_objective", deterministic_objective)
         if self._deterministic:
             if noise_var is not None:
@@ -250,13 +257,15 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
     ) -> tuple[np.ndarray, dict[str, Any] | None]:
         """The encoded next point and its record (``None`` for a startup point)."""
         targets, extra = None, {}
-        start = 0
+        start, streak = 0, 0
         if self._change_detection is not None:
             history, start, uniform = self._segment_history(study, trial, space, history, extra)
             if uniform is not None:
                 return uniform, None
+        elif self._restarts:
+            history, start, streak = self._restart_history(study, trial, history, extra)
         if not history.completed or (len(history.completed) < self._n_startup_trials
-                                     and start == 0):
+                                     and (start == 0 or self._restarts)):
             return self._startup_point(space, trial.number), None
         failed = _failures.failed_rows(history, study.directions[0])  # (MO trials cannot prune)
         _failures.report(study, trial, failed, self._failures)
@@ -331,6 +340,9 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
             x, record = self._select(ctx)
         record.update(ctx.step_record(x))
         record.update(extra)
+        if self._restarts and streak + len(history.pending) >= RESTART_PATIENCE - 1:
+            # This trial may complete a settled streak: record what the model has not seen.
+            record[UNEXPLORED_KEY] = unexplored(model.posterior, space, self._seed)
         return x, record
 
     def sample_independent(
@@ -419,6 +431,24 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
         y = oriented_values(done, study.direction)
         return standardization(y[np.isfinite(y)])[1]
 
+    def _restart_history(self, study: Study, trial: FrozenTrial, history: History,
+                         extra: dict[str, Any]) -> tuple[History, int, int]:
+        """The history since the model's last restart (:mod:`optuna_gpbandit._restarts`), that
+        segment's first trial number and its trials since its last gain; each restart is logged once."""
+        replayed = replay(history.all_trials, study.direction)
+        starts = replayed.starts
+        if not starts:
+            return history, 0, replayed.streak
+        start = starts[-1]
+        log_once(study, f"restart-{start}", INFO,
+                 "%s: restart %d at trial %d: the model was certain of its last %d choices, "
+                 "none improved the best value and much of the domain is unexplored; it now "
+                 "sees trials %d on (a fresh start-up "
+                 "design first). The study's best trial is kept.", type(self).__name__,
+                 len(starts), start, RESTART_PATIENCE, start)
+        extra.update(restart_start=start, restarts=len(starts))
+        return history.since(start), start, replayed.streak
+
     def _startup_point(self, space: EncodedSpace, number: int) -> np.ndarray:
         return space.sobol_point(number, self._seed)
 
@@ -438,6 +468,9 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
         if self._change_detection is not None:
             raise ValueError(f"change_detection supports single-objective studies only; this "
                              f"study has {k} objectives.")
+        if self._restarts:
+            raise ValueError(f"restarts=True supports single-objective studies only; this study "
+                             f"has {k} objectives.")
         if isinstance(self._constraints, LongTermConstraints):
             raise ValueError(
                 f"constraints=LongTermConstraints(...) supports single-objective studies only; "

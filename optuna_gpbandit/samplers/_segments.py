@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import numpy as np
@@ -44,12 +43,7 @@ class SegmentsMixin:
         if cd.window is not None:  # drift: only the latest ``window`` trials
             start = max(start, trial.number - cd.window)
             extra["window_start"] = start
-        history = dataclasses.replace(
-            history,
-            completed=[t for t in history.completed if t.number >= start],
-            pending=[p for p in history.pending if p.trial.number >= start],
-            failed=[p for p in history.failed if p.trial.number >= start],
-        )
+        history = history.since(start)
         extra.update(segment_start=seg.start, change_points=list(seg.change_points))
         return history, start, None
 

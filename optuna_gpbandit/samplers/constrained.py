@@ -101,6 +101,7 @@ class ConstrainedGPUCBSampler(IGPUCBSampler):
         with a logged warning (default) or ``"raise"`` an error.
     <kernelized parameters>
     <common parameters>
+    <restarts parameters>
     """
 
     _multi_objective = False  # one objective only
@@ -147,6 +148,7 @@ class ConstrainedGPUCBSampler(IGPUCBSampler):
         constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
         change_detection: ChangeDetection | None = None,
         failures: str = "impute",
+        restarts: bool = False,
     ) -> None:
         if constraints is None:
             constraints = _constraint_rule(mode, width, on_missing, {

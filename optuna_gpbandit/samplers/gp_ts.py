@@ -76,6 +76,7 @@ class GPTSSampler(KernelizedBanditSampler):
     ----------
     <kernelized parameters>
     <common parameters>
+    <restarts parameters>
     <multi_objective parameters>
     draw
         ``"path"`` (default): a draw on the whole space, maximised like an acquisition;
@@ -117,6 +118,7 @@ class GPTSSampler(KernelizedBanditSampler):
         change_detection: ChangeDetection | None = None,
         failures: str = "impute",
         scalarization: str = "chebyshev",
+        restarts: bool = False,
         draw: str = "path",
         n_features: int = DEFAULT_FEATURES,
     ) -> None:

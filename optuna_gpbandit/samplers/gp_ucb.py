@@ -34,6 +34,7 @@ class GPUCBSampler(GPBanditSampler):
     ----------
     <gp_ucb parameters>
     <common parameters>
+    <restarts parameters>
     <multi_objective parameters>
     """
 
@@ -71,6 +72,7 @@ class GPUCBSampler(GPBanditSampler):
         change_detection: ChangeDetection | None = None,
         failures: str = "impute",
         scalarization: str = "chebyshev",
+        restarts: bool = False,
     ) -> None:
         super().__init__(**forward(GPBanditSampler, locals()))
         if isinstance(beta, str) and beta not in _BETA_MODES:

@@ -30,6 +30,7 @@ class IGPUCBSampler(KernelizedBanditSampler):
     ----------
     <kernelized parameters>
     <common parameters>
+    <restarts parameters>
     <multi_objective parameters>
     """
 
@@ -66,6 +67,7 @@ class IGPUCBSampler(KernelizedBanditSampler):
         change_detection: ChangeDetection | None = None,
         failures: str = "impute",
         scalarization: str = "chebyshev",
+        restarts: bool = False,
     ) -> None:
         super().__init__(**forward(KernelizedBanditSampler, locals()))
 

@@ -1,0 +1,109 @@
+"""Restarts: which trials the model sees once it has settled on a (possibly local) optimum.
+
+A run has settled when, for ``RESTART_PATIENCE`` consecutive completed trials, the model was
+certain of its choice (a model trial whose posterior sd at the chosen point was below
+``CERTAIN_SD``, standardised units) and gained nothing from it (no result beat the segment's
+best by more than ``MIN_GAIN`` of the segment's value range), while it is still unsure of much
+of the domain (mean posterior sd over quasi-random points at least ``UNEXPLORED_SD`` of the
+prior's, recorded as ``unexplored`` by the trial that completes the streak). Where the data
+cover the domain, as in 2-3 dimensions after a few dozen trials, the model's certainty is
+earned and a restart would only repeat the search. The model then
+starts again: it sees only the trials from the next one on (a fresh start-up design, then the
+sampler's own rule), as TuRBO restarts its trust region (Eriksson et al. 2019). The study's
+best trial is kept (it is the study's); only the model forgets.
+
+Why (issue 18, ``benchmarks/bench_stuck.py``): in the Hartmann-6 runs that end in a local
+minimum, the model is confidently wrong about the global basin, which its first dozen trials
+missed (posterior mean 3-5 sds off the truth there); neither a wider confidence bound nor a
+lengthscale cap makes it look, fresh data does. Restarts cost: every one spends a start-up
+design and a climb, so they are off by default.
+
+Everything is replayed from the stored trials (values and the ``gpbandit:state`` records of the
+model trials), in trial-number order: resumed and distributed studies agree.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+from optuna.study import StudyDirection
+from optuna.trial import FrozenTrial, TrialState
+
+from optuna_gpbandit._model import STATE_KEY
+from optuna_gpbandit._space import EncodedSpace
+from optuna_gpbandit._storage import read_trial_json
+from optuna_gpbandit.gp.posterior import GPPosterior
+
+RESTART_PATIENCE = 10  # consecutive settled trials [design choice]
+CERTAIN_SD = 0.04  # posterior sd at the chosen point, standardised units [design choice]
+MIN_GAIN = 1e-3  # an improvement smaller than this fraction of the value range is none
+UNEXPLORED_SD = 0.5  # mean posterior sd over the domain / prior sd [design choice]
+UNEXPLORED_KEY = "unexplored"
+_UNEXPLORED_POINTS = 256
+
+
+def _number(rec: dict, key: str) -> float | None:
+    v = rec.get(key)
+    return float(v) if isinstance(v, (int, float)) and math.isfinite(v) else None
+
+
+def _certain(rec: dict | None) -> bool:
+    """Whether ``rec`` (a model trial's record) has the posterior sd at its point below
+    ``CERTAIN_SD`` (standardised)."""
+    if not isinstance(rec, dict):
+        return False
+    sigma, scale = _number(rec, "sigma"), _number(rec, "y_scale")
+    return sigma is not None and scale is not None and scale > 0 and sigma / scale < CERTAIN_SD
+
+
+@dataclasses.dataclass(frozen=True)
+class Restarts:
+    """The replayed restarts: ``starts``, the trial numbers at which the model restarted (the
+    first trial each new segment holds), and ``streak``, the settled trials since (certain of
+    the choice, no gain)."""
+
+    starts: tuple[int, ...]
+    streak: int
+
+    @property
+    def start(self) -> int:
+        """First trial number of the current segment (0 before any restart)."""
+        return self.starts[-1] if self.starts else 0
+
+
+def replay(trials: list[FrozenTrial], direction: StudyDirection) -> Restarts:
+    """The restarts of a study from its ``trials`` (any order; only COMPLETE ones with finite
+    values count)."""
+    sign = 1.0 if direction == StudyDirection.MAXIMIZE else -1.0
+    done = sorted((t for t in trials if t.state == TrialState.COMPLETE and t.value is not None
+                   and math.isfinite(t.value)), key=lambda t: t.number)
+    starts: list[int] = []
+    streak, best, lo, hi = 0, -math.inf, math.inf, -math.inf
+    for t in done:
+        if starts and t.number < starts[-1]:
+            continue
+        v = sign * float(t.value)
+        lo, hi = min(lo, v), max(hi, v)
+        gained = v > best + MIN_GAIN * (hi - lo)
+        best = max(best, v)
+        rec = read_trial_json(t, STATE_KEY)
+        streak = streak + 1 if (not gained and _certain(rec)) else 0
+        unexplored = _number(rec, UNEXPLORED_KEY) if isinstance(rec, dict) else None
+        if streak >= RESTART_PATIENCE and unexplored is not None and unexplored >= UNEXPLORED_SD:
+            starts.append(t.number + 1)
+            streak, best, lo, hi = 0, -math.inf, math.inf, -math.inf
+    return Restarts(tuple(starts), streak)
+
+
+def restart_points(trials: list[FrozenTrial], direction: StudyDirection) -> list[int]:
+    """Trial numbers at which the model restarted (see :func:`replay`)."""
+    return list(replay(trials, direction).starts)
+
+
+def unexplored(posterior: GPPosterior, space: EncodedSpace, seed: int) -> float:
+    """Mean posterior sd over 256 quasi-random points of the domain, as a fraction of the
+    prior sd: 1 where the model has seen nothing, near 0 where the data cover the domain."""
+    _, var = posterior.mean_var(space.sobol(_UNEXPLORED_POINTS, seed=seed))
+    return float(np.mean(np.sqrt(np.maximum(var, 0.0) / posterior.params.scale)))

@@ -1,0 +1,186 @@
+"""Restarts (``restarts=True``): when the model restarts, what it then sees, and bad input."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import numpy as np
+import optuna
+import pytest
+from optuna.distributions import FloatDistribution
+from optuna.study import StudyDirection
+from optuna.trial import TrialState, create_trial
+
+from optuna_gpbandit import GPTSSampler, GPUCBSampler, IGPUCBSampler
+from optuna_gpbandit._model import STATE_KEY
+from optuna_gpbandit._restarts import (CERTAIN_SD, MIN_GAIN, RESTART_PATIENCE, UNEXPLORED_KEY,
+                                       UNEXPLORED_SD, replay, restart_points, unexplored)
+from optuna_gpbandit._storage import PREFIX
+from optuna_gpbandit.changepoint import ChangeDetection
+
+_DIST = {"x": FloatDistribution(0.0, 1.0)}
+
+
+def _trial(number: int, value: float, sd: float | None, state: TrialState = TrialState.COMPLETE,
+           unexplored: float = 0.9):
+    attrs = {}
+    if sd is not None:  # a model trial: its record holds the posterior sd at its point
+        attrs[f"{PREFIX}{STATE_KEY}:0"] = json.dumps(
+            {"sigma": 2.0 * sd, "y_scale": 2.0, UNEXPLORED_KEY: unexplored})
+    t = create_trial(params={"x": 0.5}, distributions=_DIST, system_attrs=attrs, state=state,
+                     value=value if state == TrialState.COMPLETE else None)
+    t.number = number
+    return t
+
+
+def _settled_run(n: int, first_certain: int, values=None, unexplored: float = 0.9) -> list:
+    """Trials 0..n-1 (minimised): five start-up trials, then model trials whose posterior sd is
+    above the threshold before ``first_certain`` and below it from there on."""
+    values = values if values is not None else [10.0 - min(i, 8) for i in range(n)]
+    return [_trial(i, values[i], None if i < 5 else (CERTAIN_SD / 2 if i >= first_certain
+                                                    else 3 * CERTAIN_SD),
+                   unexplored=unexplored) for i in range(n)]
+
+
+def test_restart_after_patience_settled_trials_without_gain():
+    # Values improve until trial 8, then stay at 2: trials 9.. gain nothing; certain from 9 on.
+    trials = _settled_run(40, first_certain=9)
+    starts = restart_points(trials, StudyDirection.MINIMIZE)
+    first = 9 + RESTART_PATIENCE  # trials 9 .. 9 + P - 1 settled: the next one starts anew
+    assert starts[0] == first
+    # Within the new segment the count starts from scratch: its first trial sets its best, and
+    # the next settled ones (no gain, certain) restart it again after PATIENCE more.
+    assert starts[1] == first + 1 + RESTART_PATIENCE
+    # Order of the input does not matter (trials are replayed by number).
+    assert restart_points(trials[::-1], StudyDirection.MINIMIZE) == starts
+
+
+def test_no_restart_while_uncertain_or_improving():
+    assert restart_points(_settled_run(40, first_certain=10**6), StudyDirection.MINIMIZE) == []
+    # Certain throughout but every trial improves by more than MIN_GAIN of the range.
+    values = [100.0 - i for i in range(40)]
+    assert restart_points(_settled_run(40, 5, values), StudyDirection.MINIMIZE) == []
+    # The same values maximised: trial 0 stays the best, so the settled streak runs from the
+    # first model trial (5) on.
+    assert restart_points(_settled_run(40, 5, values), StudyDirection.MAXIMIZE)[0] == 5 + RESTART_PATIENCE
+
+
+def test_no_restart_where_the_data_cover_the_domain():
+    # Settled, but the model is sure of most of the domain: its certainty is earned.
+    covered = _settled_run(40, first_certain=9, unexplored=UNEXPLORED_SD * 0.9)
+    assert restart_points(covered, StudyDirection.MINIMIZE) == []
+    assert replay(covered, StudyDirection.MINIMIZE).streak == 31  # trials 9..39 settled
+    # A trial without the measure cannot complete a streak; the next one that has it does.
+    trials = _settled_run(40, first_certain=9)
+    trials[9 + RESTART_PATIENCE - 1] = _trial(9 + RESTART_PATIENCE - 1, 2.0, CERTAIN_SD / 2,
+                                              unexplored=float("nan"))
+    assert restart_points(trials, StudyDirection.MINIMIZE)[0] == 10 + RESTART_PATIENCE
+
+
+def test_unexplored_is_one_without_data_and_small_where_data_are_dense():
+    from optuna_gpbandit._space import EncodedSpace
+    from optuna_gpbandit.gp.posterior import GPParams, GPPosterior
+
+    space = EncodedSpace({"x": FloatDistribution(0.0, 1.0)})
+    params = GPParams("matern52", np.array([0.2]), 1.5, 1e-6)
+    far = GPPosterior(np.array([[0.0]]), np.array([0.0]), params, np.array([False]))
+    dense = GPPosterior(np.linspace(0, 1, 41)[:, None], np.zeros(41), params, np.array([False]))
+    # One observation at 0: var(x) = s - k(x, 0)^2 / (s + noise), k = s * Matern-5/2(|x| / l).
+    x = space.sobol(256, seed=0)[:, 0]
+    r = np.sqrt(5.0) * x / 0.2
+    corr = (1.0 + r + r**2 / 3.0) * np.exp(-r)
+    expected = np.mean(np.sqrt(1.0 - corr**2 * 1.5 / (1.5 + 1e-6)))
+    assert unexplored(far, space, 0) == pytest.approx(expected, rel=1e-6)
+    assert unexplored(dense, space, 0) < 0.01
+
+
+def test_an_improvement_below_min_gain_counts_as_none_and_breaks_nothing():
+    values = [10.0 - min(i, 8) for i in range(40)]
+    for i in range(9, 40):  # tiny steady gains: 1e-2 of MIN_GAIN x range each
+        values[i] = values[i - 1] - 1e-2 * MIN_GAIN * 8
+    assert restart_points(_settled_run(40, 9, values), StudyDirection.MINIMIZE)[0] == 9 + RESTART_PATIENCE
+
+
+def test_an_uncertain_choice_or_a_trial_without_record_resets_the_streak():
+    trials = _settled_run(40, first_certain=9)
+    trials[15] = _trial(15, 2.0, None)  # an enqueued / external trial: no model record
+    assert restart_points(trials, StudyDirection.MINIMIZE)[0] == 16 + RESTART_PATIENCE
+    trials = _settled_run(40, first_certain=9)
+    trials[15] = _trial(15, 2.0, 3 * CERTAIN_SD)  # a look elsewhere
+    assert restart_points(trials, StudyDirection.MINIMIZE)[0] == 16 + RESTART_PATIENCE
+
+
+def test_failed_trials_are_skipped():
+    trials = _settled_run(40, first_certain=9)
+    trials[15] = _trial(15, 0.0, None, state=TrialState.FAIL)  # not counted at all
+    assert restart_points(trials, StudyDirection.MINIMIZE)[0] == 10 + RESTART_PATIENCE
+
+
+def _flat_with_bump(trial: optuna.Trial) -> float:
+    x = trial.suggest_float("x", 0.0, 1.0)
+    y = trial.suggest_float("y", 0.0, 1.0)
+    return float((x - 0.3) ** 2 + (y - 0.6) ** 2)
+
+
+@pytest.mark.parametrize("cls", [GPUCBSampler, IGPUCBSampler, GPTSSampler])
+def test_sampler_restarts_and_the_model_sees_only_the_new_segment(cls, caplog, monkeypatch):
+    # In 2-D the data soon cover the domain, which holds restarts back (tested above); with
+    # that gate open the plumbing is seen within 70 trials.
+    monkeypatch.setattr("optuna_gpbandit._restarts.UNEXPLORED_SD", 0.0)
+    study = optuna.create_study(sampler=cls(seed=0, restarts=True))
+    with caplog.at_level(logging.INFO, logger="optuna_gpbandit"):
+        study.optimize(_flat_with_bump, n_trials=70)
+    starts = restart_points(study.trials, study.direction)
+    assert starts, "a 2-D quadratic settles within 70 trials"
+    s = starts[0]
+    last = json.loads(study.trials[s - 1].system_attrs[f"{PREFIX}{STATE_KEY}:0"])
+    assert 0.0 <= last[UNEXPLORED_KEY] <= 1.0  # measured by the trial completing the streak
+    for t in study.trials[s:s + 5]:  # a fresh start-up design: no model record
+        assert f"{PREFIX}{STATE_KEY}:0" not in t.system_attrs
+    rec = json.loads(study.trials[s + 5].system_attrs[f"{PREFIX}{STATE_KEY}:0"])
+    assert rec["restart_start"] == s and rec["n_observed"] == 5
+    assert sum(f"restart 1 at trial {s}" in r.getMessage() for r in caplog.records) == 1
+    # The study keeps its best trial (from before the restart, or better).
+    assert study.best_value <= min(t.value for t in study.trials[:s])
+    # Stateless: a fresh sampler object on the stored trials finds the same restarts.
+    assert restart_points(study.get_trials(deepcopy=True), study.direction) == starts
+
+
+def test_default_never_restarts():
+    study = optuna.create_study(sampler=GPUCBSampler(seed=0))
+    study.optimize(_flat_with_bump, n_trials=40)
+    records = [json.loads(t.system_attrs[f"{PREFIX}{STATE_KEY}:0"]) for t in study.trials
+               if f"{PREFIX}{STATE_KEY}:0" in t.system_attrs]
+    assert records and all("restart_start" not in r for r in records)
+    assert records[-1]["n_observed"] == 39  # every earlier trial
+
+
+def test_bad_arguments_name_the_argument():
+    with pytest.raises(ValueError, match="restarts"):
+        GPUCBSampler(restarts="yes")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="restarts=True and change_detection"):
+        GPUCBSampler(restarts=True, change_detection=ChangeDetection())
+    study = optuna.create_study(directions=["minimize", "minimize"],
+                                sampler=GPUCBSampler(restarts=True, seed=0))
+    with pytest.raises(ValueError, match="restarts=True supports single-objective"):
+        study.optimize(lambda t: (t.suggest_float("x", 0, 1), 1.0), n_trials=7)
+
+
+def test_restart_points_ignore_non_finite_values():
+    trials = _settled_run(40, first_certain=9)
+    trials[12] = _trial(12, float("inf"), CERTAIN_SD / 2)
+    # Skipped like a failed trial (an infinite value is no "gain" to compare with).
+    assert restart_points(trials, StudyDirection.MINIMIZE)[0] == 10 + RESTART_PATIENCE
+
+
+def test_a_resumed_study_restarts_as_the_uninterrupted_one(monkeypatch):
+    monkeypatch.setattr("optuna_gpbandit._restarts.UNEXPLORED_SD", 0.0)
+    whole = optuna.create_study(sampler=GPUCBSampler(seed=3, restarts=True))
+    whole.optimize(_flat_with_bump, n_trials=60)
+    assert restart_points(whole.trials, whole.direction)
+    part = optuna.create_study(sampler=GPUCBSampler(seed=3, restarts=True))
+    part.optimize(_flat_with_bump, n_trials=35)
+    part.sampler = GPUCBSampler(seed=3, restarts=True)  # a new process: nothing in memory
+    part.optimize(_flat_with_bump, n_trials=25)
+    assert [t.params for t in part.trials] == [t.params for t in whole.trials]
