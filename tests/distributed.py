@@ -28,6 +28,7 @@ fixture.
 from __future__ import annotations
 
 import argparse
+import datetime
 import glob
 import json
 import math
@@ -356,13 +357,27 @@ def point_distance(a: FrozenTrial, b: FrozenTrial) -> float:
     return diff
 
 
+def _pending_from(t: FrozenTrial) -> datetime.datetime | None:
+    """When ``t``'s point was in storage for other workers to see: its ``gpbandit:stamp``
+    (taken after the sampler stored the point), else its start. Not the start alone: a trial
+    is created, and only then reads the history and chooses; a trial that completes in between
+    is an observation to it, and choosing that point again is a sequential repeat (allowed on
+    objectives that look noisy), not two workers at one point."""
+    stamp = t.system_attrs.get("gpbandit:stamp")
+    if isinstance(stamp, (int, float)) and t.datetime_start is not None:
+        return max(t.datetime_start, datetime.datetime.fromtimestamp(stamp))
+    return t.datetime_start
+
+
 def _overlap(a: FrozenTrial, b: FrozenTrial) -> bool:
-    """Were the two trials pending at the same time? ([start, complete] intervals overlap;
-    an unfinished trial's interval is open-ended.)"""
-    if a.datetime_start is None or b.datetime_start is None:
+    """Were the two trials pending at the same time with their points stored? ([stored,
+    complete] intervals overlap, :func:`_pending_from`; an unfinished trial's interval is
+    open-ended.)"""
+    a_start, b_start = _pending_from(a), _pending_from(b)
+    if a_start is None or b_start is None:
         return False
     a_end, b_end = a.datetime_complete, b.datetime_complete
-    return (b_end is None or a.datetime_start < b_end) and (a_end is None or b.datetime_start < a_end)
+    return (b_end is None or a_start < b_end) and (a_end is None or b_start < a_end)
 
 
 @dataclass

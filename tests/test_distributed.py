@@ -93,3 +93,12 @@ def test_checker_reports_concurrent_trials_at_one_point():
         (0, 1), (1, 2), (3, 4)
     ]
     assert distributed.point_distance(trials[0], trial(0, 1, 5.0, 0.1)) == pytest.approx(0.25)
+
+    # A trial created before another completes but whose point was stored after (its stamp):
+    # the completed trial was an observation to it, so a repeat of its point is sequential.
+    late = trial(1, 3, 5.0, 0.01)
+    late.number = 1
+    late.system_attrs = {"gpbandit:stamp": (t0 + 2.5 * sec).timestamp()}
+    assert distributed.shared_points([trials[0], late]) == []
+    late.system_attrs = {"gpbandit:stamp": (t0 + 1.5 * sec).timestamp()}  # stored while 0 ran
+    assert [(s.a, s.b) for s in distributed.shared_points([trials[0], late])] == [(0, 1)]

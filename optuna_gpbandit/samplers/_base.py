@@ -434,7 +434,7 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
     def _restart_history(self, study: Study, trial: FrozenTrial, history: History,
                          extra: dict[str, Any]) -> tuple[History, int, int]:
         """The history since the model's last restart (:mod:`optuna_gpbandit._restarts`), that
-        segment's first trial number and its trials since its last gain; each restart is logged once."""
+        segment's first trial number and its settled streak; each restart is logged once."""
         replayed = replay(history.all_trials, study.direction)
         starts = replayed.starts
         if not starts:
@@ -443,8 +443,8 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
         log_once(study, f"restart-{start}", INFO,
                  "%s: restart %d at trial %d: the model was certain of its last %d choices, "
                  "none improved the best value and much of the domain is unexplored; it now "
-                 "sees trials %d on (a fresh start-up "
-                 "design first). The study's best trial is kept.", type(self).__name__,
+                 "sees trials %d on (a fresh start-up design first). The study's best trial is "
+                 "kept.", type(self).__name__,
                  len(starts), start, RESTART_PATIENCE, start)
         extra.update(restart_start=start, restarts=len(starts))
         return history.since(start), start, replayed.streak
