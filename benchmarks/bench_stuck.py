@@ -23,6 +23,14 @@ confidently wrong at ``x*`` (errors of several sds) will not look there, whateve
 
     python benchmarks/bench_stuck.py --problem hartmann6 --samplers GP-UCB --seeds 10 --diagnose
 
+``--minimum F`` gives the regret's reference for a problem without a known minimum (the
+scikit-learn tasks: e.g. the best value over all runs of a suite); with ``--plateau`` each stuck
+run's line says how many of its trials returned exactly its best value (a quantised metric's
+plateau that the sampler keeps sampling).
+
+    python benchmarks/bench_stuck.py --problem svc-digits --samplers GP-UCB IGP-UCB GPSampler \\
+        --seeds 10 --minimum 0.0149954 --stuck 1e-4 --plateau
+
 ``--restart-gate G`` sets ``restarts=True``'s coverage gate (``UNEXPLORED_SD``, default 0.5);
 ``0`` restarts whenever a run has settled, wherever the data already cover the domain.
 """
@@ -30,6 +38,7 @@ confidently wrong at ``x*`` (errors of several sds) will not look there, whateve
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -109,12 +118,18 @@ def main() -> None:
                     help="start from GP-UCB's first K trials of each stuck GP-UCB seed")
     ap.add_argument("--restart-gate", type=float, default=None,
                     help="restarts=True's coverage gate (optuna_gpbandit._restarts.UNEXPLORED_SD)")
+    ap.add_argument("--minimum", type=float, default=None,
+                    help="regret reference for a problem without a known minimum")
+    ap.add_argument("--plateau", action="store_true",
+                    help="for each stuck run, count the trials at exactly its best value")
     ap.add_argument("--diagnose", action="store_true",
                     help="print the model's belief at the known optimum in each stuck run")
     ap.add_argument("--threads", default="1", help="BLAS threads (read before import)")
     args = ap.parse_args()
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     problem = get_problem(args.problem)
+    if args.minimum is not None:
+        problem = dataclasses.replace(problem, minimum=args.minimum)
     if problem.minimum is None:
         raise SystemExit(f"{args.problem}: unknown minimum; choose a synthetic problem")
     kwargs = json.loads(args.kwargs)
@@ -136,7 +151,7 @@ def main() -> None:
         ours = name in ("GP-UCB", "IGP-UCB", "GP-TS")
         make = (lambda s, c=cls: c(seed=s, **kwargs)) if ours else (lambda s, c=cls: c(seed=s))
         regrets, cums, t0 = [], [], time.perf_counter()
-        diagnoses = []
+        diagnoses, plateaus = [], []
         for seed in seeds:
             log: list = []
             if args.diagnose and ours:
@@ -156,6 +171,10 @@ def main() -> None:
             regrets.append(values.min() - problem.minimum)
             if log and regrets[-1] > args.stuck:
                 diagnoses.append((seed, log))
+            if args.plateau and regrets[-1] > args.stuck:
+                plateaus.append(f"seed {seed}: regret {regrets[-1]:.3g}, "
+                                f"{int(np.sum(values == values.min()))} of {values.size} trials "
+                                "at exactly that value")
             cums.append(float(np.sum(values[len(start):] - problem.minimum)))
         r = np.array(regrets)
         if r.size == 0:
@@ -164,6 +183,8 @@ def main() -> None:
         print(f"| {name} | {args.kwargs if ours else '-'} | {r.size} | {(r > args.stuck).sum()} | "
               f"{np.median(r):.3g} | {np.quantile(r, 0.75):.3g} | {np.mean(cums):.1f} | "
               f"{time.perf_counter() - t0:.0f} |", flush=True)
+        for line in plateaus:
+            print(f"  {name} {line}")
         for seed, log in diagnoses:
             report_diagnosis(problem, seed, log)
 
