@@ -18,13 +18,15 @@ missed (posterior mean 3-5 sds off the truth there); neither a wider confidence 
 lengthscale cap makes it look, fresh data does. Restarts cost: every one spends a start-up
 design and a climb, so they are off by default.
 
-Everything is replayed from the stored trials (values and the ``gpbandit:state`` records of the
-model trials), in trial-number order: resumed and distributed studies agree.
+Everything is replayed from the stored trials (values, completion times and the
+``gpbandit:state`` records of the model trials), in the order the results came in: resumed and
+distributed studies agree, and a late result never moves a restart already made.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import math
 
 import numpy as np
@@ -73,17 +75,30 @@ class Restarts:
         return self.starts[-1] if self.starts else 0
 
 
+def _first_created_after(trials: list[FrozenTrial], moment: datetime.datetime) -> int:
+    """The number of the first trial started after ``moment``; the next number if none yet."""
+    later = [t.number for t in trials if t.datetime_start is not None and t.datetime_start > moment]
+    return min(later) if later else max(t.number for t in trials) + 1
+
+
 def replay(trials: list[FrozenTrial], direction: StudyDirection) -> Restarts:
     """The restarts of a study from its ``trials`` (any order; only COMPLETE ones with finite
-    values count)."""
+    values count).
+
+    Results are replayed in the order they came in (completion time, then number), so a late
+    result of an early trial never moves a restart already made: a restart at the completion
+    of trial k keeps the trials started after it (the first new segment's number is that of
+    the first trial started later; in a sequential study, k + 1).
+    """
     sign = 1.0 if direction == StudyDirection.MAXIMIZE else -1.0
     done = sorted((t for t in trials if t.state == TrialState.COMPLETE and t.value is not None
-                   and math.isfinite(t.value)), key=lambda t: t.number)
+                   and math.isfinite(t.value) and t.datetime_complete is not None),
+                  key=lambda t: (t.datetime_complete, t.number))
     starts: list[int] = []
     streak, best, lo, hi = 0, -math.inf, math.inf, -math.inf
     for t in done:
         if starts and t.number < starts[-1]:
-            continue
+            continue  # chosen by the model before the restart
         v = sign * float(t.value)
         lo, hi = min(lo, v), max(hi, v)
         gained = v > best + MIN_GAIN * (hi - lo)
@@ -92,7 +107,7 @@ def replay(trials: list[FrozenTrial], direction: StudyDirection) -> Restarts:
         streak = streak + 1 if (not gained and _certain(rec)) else 0
         unexplored = _number(rec, UNEXPLORED_KEY) if isinstance(rec, dict) else None
         if streak >= RESTART_PATIENCE and unexplored is not None and unexplored >= UNEXPLORED_SD:
-            starts.append(t.number + 1)
+            starts.append(_first_created_after(trials, t.datetime_complete))
             streak, best, lo, hi = 0, -math.inf, math.inf, -math.inf
     return Restarts(tuple(starts), streak)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 import logging
 
@@ -20,6 +21,7 @@ from optuna_gpbandit._storage import PREFIX
 from optuna_gpbandit.changepoint import ChangeDetection
 
 _DIST = {"x": FloatDistribution(0.0, 1.0)}
+_T0 = datetime.datetime(2026, 1, 1)
 
 
 def _trial(number: int, value: float, sd: float | None, state: TrialState = TrialState.COMPLETE,
@@ -31,6 +33,8 @@ def _trial(number: int, value: float, sd: float | None, state: TrialState = Tria
     t = create_trial(params={"x": 0.5}, distributions=_DIST, system_attrs=attrs, state=state,
                      value=value if state == TrialState.COMPLETE else None)
     t.number = number
+    t.datetime_start = _T0 + datetime.timedelta(seconds=number)  # a sequential study
+    t.datetime_complete = t.datetime_start + datetime.timedelta(seconds=0.5)
     return t
 
 
@@ -111,6 +115,28 @@ def test_an_uncertain_choice_or_a_trial_without_record_resets_the_streak():
     assert restart_points(trials, StudyDirection.MINIMIZE)[0] == 16 + RESTART_PATIENCE
 
 
+def test_results_replay_in_the_order_they_came_in():
+    # Trial 12 (settled) completes late, at 19.7 s: the settled results in order are 9-11,
+    # 13-19, the tenth is trial 19's, so the new segment starts with trial 20 (in number order
+    # it would have been 19); trial 12, completing after the restart, is in neither.
+    trials = _settled_run(40, first_certain=9)
+    trials[12].datetime_complete = _T0 + datetime.timedelta(seconds=19.7)
+    assert restart_points(trials, StudyDirection.MINIMIZE)[0] == 20
+    # The restart stays where it was made when later results of early trials come in.
+    early = [t for t in trials if t.datetime_complete <= _T0 + datetime.timedelta(seconds=19.6)]
+    assert restart_points(early, StudyDirection.MINIMIZE) == [20]
+    # A trial chosen before the restart that completes after it is not part of the new segment.
+    trials = _settled_run(40, first_certain=9)
+    trials[17].datetime_complete = _T0 + datetime.timedelta(seconds=30.5)
+    # settled results in order: 9-16, 18, 19 (the tenth, at 19.5 s): new segment from 20;
+    # trial 17, completing at 30.5 s, belongs to neither count.
+    starts = restart_points(trials, StudyDirection.MINIMIZE)
+    assert starts[0] == 20 and starts[1] == 20 + 1 + RESTART_PATIENCE
+    # No trial started after the restart yet: the segment begins with the next number.
+    assert restart_points(_settled_run(9 + RESTART_PATIENCE, 9), StudyDirection.MINIMIZE) == [
+        9 + RESTART_PATIENCE]
+
+
 def test_failed_trials_are_skipped():
     trials = _settled_run(40, first_certain=9)
     trials[15] = _trial(15, 0.0, None, state=TrialState.FAIL)  # not counted at all
@@ -187,15 +213,20 @@ def test_a_resumed_study_restarts_as_the_uninterrupted_one(monkeypatch):
 
 
 def test_restarts_with_parallel_workers(monkeypatch):
-    # Pending trials of the old segment leave the model with it; nothing breaks, nothing lost.
+    # Pending trials of the old segment leave the model with it; nothing breaks, no trial lost.
     monkeypatch.setattr("optuna_gpbandit._restarts.UNEXPLORED_SD", 0.0)
     study = optuna.create_study(sampler=GPUCBSampler(seed=0, restarts=True))
     study.optimize(_flat_with_bump, n_trials=80, n_jobs=3)
     assert len(study.trials) == 80
     assert all(t.state == TrialState.COMPLETE for t in study.trials)
-    assert restart_points(study.trials, study.direction)
+    starts = restart_points(study.trials, study.direction)
+    assert starts
+    # Every model trial chose in a segment the final replay knows. (A worker starved between
+    # creating its trial and choosing may choose after a restart at a later trial number: its
+    # record then names that later start, and the model forgets its result, as any older one.)
+    named = set()
     for t in study.trials:
         rec = t.system_attrs.get(f"{PREFIX}{STATE_KEY}:0")
-        if rec is not None:
-            start = json.loads(rec).get("restart_start", 0)
-            assert start <= t.number
+        if rec is not None and "restart_start" in json.loads(rec):
+            named.add(json.loads(rec)["restart_start"])
+    assert named and named <= set(starts)
