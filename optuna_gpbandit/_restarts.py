@@ -28,12 +28,15 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import math
+from typing import Any
 
 import numpy as np
-from optuna.study import StudyDirection
+from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
+from optuna_gpbandit._history import History
 from optuna_gpbandit._model import STATE_KEY
+from optuna_gpbandit._notices import INFO, log_once
 from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit._storage import read_trial_json
 from optuna_gpbandit.gp.posterior import GPPosterior
@@ -103,8 +106,8 @@ def replay(trials: list[FrozenTrial], direction: StudyDirection) -> Restarts:
         lo, hi = min(lo, v), max(hi, v)
         gained = v > best + MIN_GAIN * (hi - lo)
         best = max(best, v)
-        rec = read_trial_json(t, STATE_KEY)
-        streak = streak + 1 if (not gained and _certain(rec)) else 0
+        rec = None if gained else read_trial_json(t, STATE_KEY)  # a gain ends the streak
+        streak = streak + 1 if _certain(rec) else 0
         unexplored = _number(rec, UNEXPLORED_KEY) if isinstance(rec, dict) else None
         if streak >= RESTART_PATIENCE and unexplored is not None and unexplored >= UNEXPLORED_SD:
             starts.append(_first_created_after(trials, t.datetime_complete))
@@ -115,6 +118,23 @@ def replay(trials: list[FrozenTrial], direction: StudyDirection) -> Restarts:
 def restart_points(trials: list[FrozenTrial], direction: StudyDirection) -> list[int]:
     """Trial numbers at which the model restarted (see :func:`replay`)."""
     return list(replay(trials, direction).starts)
+
+
+def restart_stage(study: Study, history: History, sampler_name: str,
+                  extra: dict[str, Any]) -> tuple[History, int, int]:
+    """The history since the study's last restart, that segment's first trial number and its
+    settled streak; each restart is logged once and named in ``extra`` (the trial's record)."""
+    replayed = replay(history.all_trials, study.direction)
+    if not replayed.starts:
+        return history, 0, replayed.streak
+    start = replayed.start
+    log_once(study, f"restart-{start}", INFO,
+             "%s: restart %d at trial %d: the model was certain of its last %d choices, none "
+             "improved the best value and much of the domain is unexplored; it now sees trials "
+             "%d on (a fresh start-up design first). The study's best trial is kept.",
+             sampler_name, len(replayed.starts), start, RESTART_PATIENCE, start)
+    extra.update(restart_start=start, restarts=len(replayed.starts))
+    return history.since(start), start, replayed.streak
 
 
 def unexplored(posterior: GPPosterior, space: EncodedSpace, seed: int) -> float:

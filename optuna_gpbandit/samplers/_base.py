@@ -29,9 +29,10 @@ from optuna_gpbandit import _censoring, _failures, _randomness
 from optuna_gpbandit._arguments import check_bool, check_int, check_number, check_seed
 from optuna_gpbandit._censoring import Censoring, resolve_pending
 from optuna_gpbandit._history import History, collect_history, write_sampled_params
-from optuna_gpbandit._notices import INFO, WARNING, log_once
+from optuna_gpbandit._notices import WARNING, log_once
 from optuna_gpbandit._model import STATE_KEY, FittedModel, GPConfig, fit_model, latest_state
-from optuna_gpbandit._restarts import RESTART_PATIENCE, UNEXPLORED_KEY, replay, unexplored
+from optuna_gpbandit._restarts import (RESTART_PATIENCE, UNEXPLORED_KEY, restart_stage,
+                                       unexplored)
 from optuna_gpbandit._observations import (Observations, build_observations, limit_rows,
                                           oriented_values, standardization)
 from optuna_gpbandit._space import EncodedSpace
@@ -263,7 +264,7 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
             if uniform is not None:
                 return uniform, None
         elif self._restarts:
-            history, start, streak = self._restart_history(study, trial, history, extra)
+            history, start, streak = restart_stage(study, history, type(self).__name__, extra)
         if not history.completed or (len(history.completed) < self._n_startup_trials
                                      and (start == 0 or self._restarts)):
             return self._startup_point(space, trial.number), None
@@ -430,24 +431,6 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
             return None
         y = oriented_values(done, study.direction)
         return standardization(y[np.isfinite(y)])[1]
-
-    def _restart_history(self, study: Study, trial: FrozenTrial, history: History,
-                         extra: dict[str, Any]) -> tuple[History, int, int]:
-        """The history since the model's last restart (:mod:`optuna_gpbandit._restarts`), that
-        segment's first trial number and its settled streak; each restart is logged once."""
-        replayed = replay(history.all_trials, study.direction)
-        starts = replayed.starts
-        if not starts:
-            return history, 0, replayed.streak
-        start = starts[-1]
-        log_once(study, f"restart-{start}", INFO,
-                 "%s: restart %d at trial %d: the model was certain of its last %d choices, "
-                 "none improved the best value and much of the domain is unexplored; it now "
-                 "sees trials %d on (a fresh start-up design first). The study's best trial is "
-                 "kept.", type(self).__name__,
-                 len(starts), start, RESTART_PATIENCE, start)
-        extra.update(restart_start=start, restarts=len(starts))
-        return history.since(start), start, replayed.streak
 
     def _startup_point(self, space: EncodedSpace, number: int) -> np.ndarray:
         return space.sobol_point(number, self._seed)
