@@ -64,6 +64,13 @@ def make_objective():
     return objective
 
 
+def format_value(v: object) -> str:
+    """A parameter as a user reads it: 1000, 0.1324, 1.23e-05."""
+    if not isinstance(v, float):
+        return str(v)
+    return f"{v:.4g}" if 1e-3 <= abs(v) < 1e4 else f"{v:.3g}"
+
+
 def print_sampler_summary(study: optuna.Study) -> None:
     """What the sampler thought at its last suggestion, in plain words (from the record the GP
     samplers store on every trial they sample, ``sampler_record``)."""
@@ -84,8 +91,10 @@ def print_sampler_summary(study: optuna.Study) -> None:
     order = sorted(zip(gp["lengthscales"], r["names"]))
     print("  Sensitivity (shorter lengthscale = accuracy changes faster with the parameter): "
           + ", ".join(f"{n} {v:.2g}" for v, n in order) + " (unit-scaled ranges).")
-    print(f"  Estimated noise: {100 * gp['noise_var'] / gp['scale']:.2g} % of the signal variance "
-          "(the part of the scores the model treats as chance, not as the parameters' effect).")
+    share = 100 * gp["noise_var"] / gp["scale"]
+    share_text = "under 0.1 %" if share < 0.1 else f"{share:.2g} %"
+    print(f"  Estimated noise: {share_text} of the signal variance (the part of the scores the "
+          "model treats as chance, not as the parameters' effect).")
     print(f"  Information gathered so far: {r['info_gain']:.1f} nats (more = a better-known "
           "objective).")
 
@@ -103,12 +112,14 @@ def main() -> None:
     n_before = len(study.trials)
     if n_before:
         print(f"Resuming study {study.study_name!r} with {n_before} trials.")
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     study.optimize(make_objective(), n_trials=args.n_trials, show_progress_bar=True)
-    print(f"Ran {args.n_trials} trials in {time.perf_counter() - start:.1f} s.")
+    print(f"Ran {args.n_trials} trials in {time.perf_counter() - start:.0f} s "
+          f"({time.process_time() - cpu:.0f} s of CPU in this process).")
 
     print(f"Best accuracy: {study.best_value:.4f} (trial #{study.best_trial.number})")
-    print(f"Best params:   {study.best_params}")
+    print("Best params:   " + ", ".join(f"{k}={format_value(v)}"
+                                        for k, v in study.best_params.items()))
     print_sampler_summary(study)
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 from typing import Callable, Protocol
 
 import numpy as np
-from scipy.optimize import minimize
 
 from optuna_gpbandit._space import RELAX_THRESHOLD, EncodedSpace
 from optuna_gpbandit.acquisition.thompson import argmax_random_tie
@@ -75,6 +74,7 @@ def _best_rounding(acq: Acquisition, space: EncodedSpace, x: np.ndarray) -> np.n
 
 
 def _local_search(acq: Acquisition, space: EncodedSpace, x0: np.ndarray, f0: float) -> tuple[np.ndarray, float]:
+    from scipy.optimize import minimize
     x, fx = x0.copy(), f0
     cont = np.flatnonzero(space.is_relaxed)  # continuous columns and relaxed wide discrete ones
     disc = np.flatnonzero(~space.is_relaxed)

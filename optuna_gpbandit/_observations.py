@@ -20,7 +20,6 @@ import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.spatial import cKDTree
 from optuna.logging import get_logger
 from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial
@@ -237,6 +236,7 @@ def spread_subset(X: np.ndarray, kept: np.ndarray, k: int, rng: np.random.Genera
     left out, the posterior there reverts to the mean of the (mostly good) data, and UCB goes
     back to those regions. Farthest points keep a witness of every region ever evaluated.
     """
+    from scipy.spatial import cKDTree
     n = X.shape[0]
     if k >= n:
         return np.arange(n)

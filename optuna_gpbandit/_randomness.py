@@ -13,7 +13,6 @@ import zlib
 from typing import Any
 
 import numpy as np
-from scipy.stats import qmc
 from optuna.distributions import BaseDistribution
 from optuna.samplers import RandomSampler
 from optuna.study import Study
@@ -33,6 +32,7 @@ def trial_rng(seed: int, number: int, purpose: int) -> np.random.Generator:
 @functools.lru_cache(maxsize=256)
 def sobol_unit(seed: int, number: int) -> np.ndarray:
     """Point ``number`` of the scrambled ``QUASI_DIMS``-dimensional Sobol sequence of ``seed``."""
+    from scipy.stats import qmc
     sobol = qmc.Sobol(QUASI_DIMS, scramble=True, seed=seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # not a power of 2: fine for single points

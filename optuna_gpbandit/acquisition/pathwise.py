@@ -23,7 +23,6 @@ per choice.
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import cho_solve
 
 from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit.gp.posterior import GPPosterior
@@ -52,6 +51,7 @@ class SamplePath:
 
     def __init__(self, posterior: GPPosterior, space: EncodedSpace, scale: float,
                  rng: np.random.Generator, n_features: int = DEFAULT_FEATURES) -> None:
+        from scipy.linalg import cho_solve
         if not (np.isfinite(scale) and scale >= 0):
             raise ValueError(f"The draw's scale must be finite and >= 0, got {scale}.")
         params = posterior.params

@@ -42,7 +42,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from optuna_gpbandit.changepoint._checks import _check_int, _check_positive
 
@@ -68,6 +67,7 @@ def _check_alpha(alpha: float) -> float:
 def _score_distribution(drift: float, clip: float, n_bins: int, h: float):
     """Probabilities of the increments ``clip(Z, -clip, clip) - drift`` of one side of the
     CUSUM, rounded to the grid of width ``h / n_bins``."""
+    from scipy import stats
     width = h / n_bins
     lo = int(math.floor((-clip - drift) / width))
     hi = int(math.ceil((clip - drift) / width))
@@ -299,6 +299,7 @@ class ResidualState:
 def normal_quantile(z: float, nu: int) -> float:
     """The N(0, 1) quantile of the probability of ``z`` under Student's t with ``nu`` degrees
     of freedom (``z`` itself for ``nu`` above 1000); tails beyond 1e-300 are capped."""
+    from scipy import stats
     if nu > 1000:
         return float(z)
     tail = max(float(stats.t.sf(abs(z), max(nu, 1))), 1e-300)

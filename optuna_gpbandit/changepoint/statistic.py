@@ -10,8 +10,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.linalg.lapack import dposv
-from scipy.stats import qmc
 
 from optuna_gpbandit.changepoint._checks import _check_int, _check_positive
 from optuna_gpbandit.changepoint.settings import CPDSettings
@@ -71,6 +69,7 @@ class Domain:
         """Points of ``[0, 1]^d``: for ``d = 1`` an evenly spaced grid (default 1000 points, as in
         the paper's experiments); else a scrambled Sobol set of a fixed ``seed`` (default
         ``max(1024, 256 d)`` rounded up to a power of two)."""
+        from scipy.stats import qmc
         d = _check_int("d", d, 1)
         m = _default_n_points(d) if n_points is None else _check_int("n_points", n_points, 1)
         if d == 1:
@@ -140,6 +139,7 @@ def _window_alpha(
     """:func:`_half_alpha` of the rows ``idx`` from a precomputed Gram matrix ``K`` (the scan's
     fast path: same linear system, without rebuilding the kernel matrix for every window). Falls
     back to :class:`GPPosterior` (and its jitter) if the factorisation fails."""
+    from scipy.linalg.lapack import dposv
     A = K[idx, idx].copy()
     A.flat[:: A.shape[0] + 1] += ridge * params.scale
     _, alpha, info = dposv(A, y[idx], lower=1)  # Cholesky solve (LAPACK), no wrapper overhead

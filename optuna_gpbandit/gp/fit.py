@@ -22,9 +22,6 @@ better optimum wins. Any parameter can be held fixed (then it is not optimised).
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import cho_solve, cholesky
-from scipy.linalg.lapack import dpotri
-from scipy.optimize import minimize
 
 from optuna_gpbandit.gp.kernels import per_dim_sq_diff, profile_and_grad
 from optuna_gpbandit.gp.posterior import GPParams
@@ -45,6 +42,8 @@ def _neg_log_posterior(
     kind: str,
     prior_mean_log_l: float,
 ) -> tuple[float, np.ndarray]:
+    from scipy.linalg import cho_solve, cholesky
+    from scipy.linalg.lapack import dpotri
     theta = theta_all.copy()
     theta[free] = theta_free
     d = D.shape[2]
@@ -124,6 +123,7 @@ def fit_hyperparameters(
     maxiter
         L-BFGS-B iteration cap per start.
     """
+    from scipy.optimize import minimize
     n, d = X.shape
     mean_log_l = default_log_lengthscale(d)
     theta0 = np.concatenate([np.full(d, mean_log_l), [0.0, np.log(1e-3)]])

@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import cholesky, solve_triangular
 
 from optuna_gpbandit.gp.kernels import Kernel
 
@@ -66,6 +65,7 @@ def jittered_cholesky(A: np.ndarray, scale: float) -> tuple[np.ndarray, float]:
 
     Returns the factor and the jitter that was added (0.0 when none was).
     """
+    from scipy.linalg import cholesky
     jitter = 0.0
     while True:
         try:
@@ -99,6 +99,7 @@ class GPPosterior:
         self, X: np.ndarray, y: np.ndarray, params: GPParams, is_categorical: np.ndarray,
         row_noise: np.ndarray | None = None,
     ) -> None:
+        from scipy.linalg import solve_triangular
         X = np.asarray(X, dtype=float)
         y = np.asarray(y, dtype=float)
         if not (np.all(np.isfinite(X)) and np.all(np.isfinite(y))):
@@ -132,6 +133,7 @@ class GPPosterior:
 
     def mean_var(self, Xc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Posterior mean and variance at the rows of ``Xc`` (batched, chunked)."""
+        from scipy.linalg import solve_triangular
         Xc = np.atleast_2d(np.asarray(Xc, dtype=float))
         mu = np.empty(Xc.shape[0])
         var = np.empty(Xc.shape[0])
@@ -144,6 +146,7 @@ class GPPosterior:
 
     def mean_var_grad(self, x: np.ndarray) -> tuple[float, float, np.ndarray, np.ndarray]:
         """Mean, variance and their gradients in ``x`` at one encoded point."""
+        from scipy.linalg import solve_triangular
         k, J = self.kernel.grad_x(np.asarray(x, dtype=float), self.X)
         v = solve_triangular(self.L, k, lower=True, check_finite=False)
         w = solve_triangular(self.L.T, v, lower=False, check_finite=False)
@@ -153,6 +156,7 @@ class GPPosterior:
 
     def mean_cov(self, Xc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Posterior mean vector and joint covariance matrix on the rows of ``Xc``."""
+        from scipy.linalg import solve_triangular
         Xc = np.atleast_2d(np.asarray(Xc, dtype=float))
         Kxc = self.kernel(self.X, Xc)
         V = solve_triangular(self.L, Kxc, lower=True, check_finite=False)
