@@ -37,6 +37,11 @@ _logger = get_logger(__name__)
 STATE_KEY = "state"
 
 
+MIN_LENGTHSCALE = 1e-6
+"""Smallest fixed ``lengthscale`` accepted (unit-scaled ranges; the fit's own lower bound is
+1e-3). Below about 1e-150 the kernel's scaled squared distances overflow to inf / NaN."""
+
+
 @dataclass(frozen=True)
 class GPConfig:
     """GP model settings shared by every sampler (see the samplers' docstrings)."""
@@ -59,6 +64,13 @@ class GPConfig:
                 raise ValueError(
                     "lengthscale must be a positive finite number or a sequence of them (one per "
                     f"parameter), got {self.lengthscale!r}."
+                )
+            if np.any(ls < MIN_LENGTHSCALE):
+                raise ValueError(
+                    f"lengthscale must be at least {MIN_LENGTHSCALE:g}: lengthscales are in units "
+                    "of each parameter's (unit-scaled) range, and far below any resolution the "
+                    "kernel's squared distances overflow; got "
+                    f"{self.lengthscale!r}."
                 )
         for name in ("kernel_scale", "noise_var"):
             v = getattr(self, name)

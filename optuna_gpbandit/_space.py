@@ -35,7 +35,6 @@ from optuna.distributions import (
     FloatDistribution,
     IntDistribution,
 )
-from scipy.stats import qmc
 
 _MAX_ENUMERATE = 10**6
 RELAX_THRESHOLD = 1000
@@ -69,6 +68,9 @@ class _Column:
         self.is_int = isinstance(dist, IntDistribution)
         lo, hi = float(dist.low), float(dist.high)
         self.a, self.b = (np.log(lo), np.log(hi)) if self.log else (lo, hi)
+        # A range wider than the largest float (suggest_float(-1e308, 1e308)) is mapped in
+        # halves: halving is exact, and b / 2 - a / 2 is finite for any finite a, b.
+        self._c = 1.0 if math.isfinite(self.b - self.a) else 0.5
         if self.step is None:
             self.n_values = None
         elif self.is_int:  # exact for any range
@@ -80,12 +82,18 @@ class _Column:
     # numeric helpers ------------------------------------------------------------------------
     def _to_unit(self, v: np.ndarray) -> np.ndarray:
         t = np.log(v) if self.log else v
-        return (t - self.a) / (self.b - self.a) if self.b > self.a else np.zeros_like(t)
+        c = self._c
+        return (t * c - self.a * c) / (self.b * c - self.a * c) if self.b > self.a \
+            else np.zeros_like(t)
 
     def _from_unit(self, u: np.ndarray) -> np.ndarray:
-        t = self.a + np.clip(u, 0.0, 1.0) * (self.b - self.a)
+        u = np.clip(u, 0.0, 1.0)
+        c = self._c
+        t = (self.a * c + u * (self.b * c - self.a * c)) / c
         v = np.exp(t) if self.log else t
-        return np.clip(v, self.dist.low, self.dist.high)
+        # the ends exactly (exp(log(1e3)) is 999.9999999999989): a user reads the bound
+        lo, hi = float(self.dist.low), float(self.dist.high)
+        return np.where(u <= 0.0, lo, np.where(u >= 1.0, hi, np.clip(v, lo, hi)))
 
     def _index(self, v: np.ndarray) -> np.ndarray:
         """Grid index (float) of the valid value nearest to ``v`` (numeric columns with a step)."""
@@ -247,6 +255,7 @@ class EncodedSpace:
 
     def sobol(self, n: int, seed: int) -> np.ndarray:
         """``n`` scrambled-Sobol points mapped to valid encoded values."""
+        from scipy.stats import qmc
         with warnings.catch_warnings():  # balance warning for n not a power of two
             warnings.simplefilter("ignore", UserWarning)
             U = qmc.Sobol(self.d, scramble=True, seed=seed).random(n)
@@ -254,6 +263,7 @@ class EncodedSpace:
 
     def sobol_point(self, index: int, seed: int) -> np.ndarray:
         """Point number ``index`` of the scrambled Sobol sequence of ``seed`` (valid values)."""
+        from scipy.stats import qmc
         sobol = qmc.Sobol(self.d, scramble=True, seed=seed)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)

@@ -151,3 +151,91 @@ def test_every_sampler_survives_pickle_and_deepcopy_after_use(cls):
             other.add_trial(t)
         other.optimize(_branin, n_trials=1)
         assert other.trials[-1].state == optuna.trial.TrialState.COMPLETE
+
+
+def test_importing_the_package_defers_scipy_to_first_use():
+    """``import optuna_gpbandit`` costs little more than ``import optuna`` (issue 28): SciPy's
+    linalg, optimize, stats and spatial (0.1-0.3 s each) load when a sampler first needs them."""
+    import subprocess
+    import sys
+
+    code = ("import sys, optuna_gpbandit; "
+            "print(sorted({m.split('.')[0] + '.' + m.split('.')[1] for m in sys.modules "
+            "if m.startswith('scipy.')}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=600, check=True)
+    assert out.stdout.strip() == "[]", out.stdout
+
+
+# ------------------------------------------------ bad inputs of a sweep on 353ed2e (issue 33)
+def test_a_range_wider_than_the_largest_float_is_searched():
+    """``suggest_float(-1e308, 1e308)``: the width overflows a float; the start-up design
+    still spreads over the range (it asked x = 1e308 every time) and the GP, beside a second
+    parameter, neither fails nor loses the optimum."""
+    def objective(trial):
+        x = trial.suggest_float("x", -1e308, 1e308)
+        return (x / 1e308 - 0.3) ** 2 + trial.suggest_float("y", 0.0, 1.0) ** 2
+
+    study = optuna.create_study(sampler=GPUCBSampler(seed=0))
+    study.optimize(objective, n_trials=15)
+    xs = [t.params["x"] / 1e308 for t in study.trials]
+    assert all(t.state == optuna.trial.TrialState.COMPLETE for t in study.trials)
+    assert len({round(x, 6) for x in xs[:5]}) == 5 and max(xs[:5]) - min(xs[:5]) > 0.5
+    assert abs(study.best_params["x"] / 1e308 - 0.3) < 0.1  # random: ~0.2 after 15 trials
+
+
+def test_decoded_bounds_are_the_bounds_themselves():
+    """A log-scaled parameter at its upper end is 1000.0, not exp(log(1000)) =
+    999.9999999999989 (what a user reads in the log)."""
+    from optuna.distributions import FloatDistribution
+
+    from optuna_gpbandit._space import EncodedSpace
+
+    space = EncodedSpace({"C": FloatDistribution(1e-2, 1e3, log=True),
+                          "x": FloatDistribution(0.1, 0.7)})
+    assert space.decode(np.array([1.0, 1.0])) == {"C": 1e3, "x": 0.7}
+    assert space.decode(np.array([0.0, 0.0])) == {"C": 1e-2, "x": 0.1}
+
+
+@pytest.mark.parametrize("cls", [GPUCBSampler, GPTSSampler])
+def test_tiny_fixed_lengthscales_fail_in_the_constructor(cls):
+    with pytest.raises(ValueError, match="lengthscale must be at least"):
+        cls(lengthscale=1e-300, noise_var=1e-300)
+    with pytest.raises(ValueError, match="lengthscale must be at least"):
+        cls(lengthscale=[0.2, 1e-9])
+    cls(lengthscale=1e-6, noise_var=1e-300)  # the smallest accepted; a tiny noise is fine
+
+
+def test_a_constant_objective_does_not_stall_the_other(caplog):
+    """Two objectives, the second constant (a size the parameters do not change): the first
+    is still optimised (the Chebyshev term of a flat objective was the minimum everywhere, so
+    the maximiser only explored: closest 0.014 after 40 trials, as random search)."""
+    def objective(trial):
+        x, y = trial.suggest_float("x", 0, 1), trial.suggest_float("y", 0, 1)
+        return (x - 0.3) ** 2 + (y - 0.7) ** 2, 5.0
+
+    study = optuna.create_study(directions=["minimize", "minimize"],
+                                sampler=GPUCBSampler(seed=0))
+    with caplog.at_level(logging.INFO, logger="optuna_gpbandit"):
+        study.optimize(objective, n_trials=30)
+    assert min(t.values[0] for t in study.trials) < 1e-3  # 8e-7 after 40 trials, seed 0
+    assert any("left out of the scalarisation" in r.getMessage() for r in caplog.records)
+
+
+def test_hypervolume_report_names_an_objective_that_is_never_finite():
+    from optuna_gpbandit import hypervolume_report
+
+    study = optuna.create_study(directions=["minimize", "minimize"])
+    study.optimize(lambda t: (t.suggest_float("x", 0, 1), math.inf), n_trials=4)
+    with pytest.raises(ValueError, match=r"objective 1 is never finite.*reference_point"):
+        hypervolume_report(study)
+    report = hypervolume_report(study, reference_point=[2.0, 2.0])
+    assert report.numbers.size == 0  # no trial with finite values adds hypervolume
+
+
+def test_an_empty_constraints_func_result_is_named_as_such(caplog):
+    study = optuna.create_study(sampler=GPUCBSampler(seed=0, constraints_func=lambda t: []))
+    with caplog.at_level(logging.WARNING, logger="optuna_gpbandit"):
+        study.optimize(lambda t: t.suggest_float("x", 0, 1) ** 2, n_trials=7)
+    text = " ".join(r.getMessage() for r in caplog.records)
+    assert "returned an empty sequence for" in text and "raised" not in text

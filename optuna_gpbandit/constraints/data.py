@@ -109,7 +109,9 @@ def constraint_vector(trial: FrozenTrial, names: Sequence[str] | None = None) ->
     own, raw = trial_constraints(trial)
     number = trial.number
     if not own:
-        if CONSTRAINTS_KEY in trial.system_attrs:
+        if trial.system_attrs.get(CONSTRAINTS_KEY, None) is not None:
+            detail = "its constraints_func returned an empty sequence"
+        elif CONSTRAINTS_KEY in trial.system_attrs:
             detail = "its constraints_func raised (stored None)"
         else:
             detail = "no constraints_func values and no trial.set_constraint(...) values"

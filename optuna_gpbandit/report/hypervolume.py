@@ -8,6 +8,8 @@ only when the study reports constraints). It grows with every trial that extends
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -77,8 +79,18 @@ def hypervolume_report(study: Study,
     k = sign.size
     if reference_point is None:
         if not trials:
-            raise ValueError("No COMPLETE trial to derive a reference point from; pass "
-                             "reference_point.")
+            complete = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+            if not complete:
+                raise ValueError("No COMPLETE trial to derive a reference point from; pass "
+                                 "reference_point.")
+            never = [i for i in range(k)
+                     if not any(math.isfinite(t.values[i]) for t in complete)]
+            raise ValueError(
+                f"None of the {len(complete)} COMPLETE trials has a finite value for every "
+                "objective"
+                + (f" (objective {', '.join(map(str, never))} is never finite)" if never else "")
+                + ", so no reference point can be derived and no trial adds hypervolume; pass "
+                "reference_point to score the study anyway.")
         L = np.array([t.values for t in trials]) * sign
         worst, best = L.max(axis=0), L.min(axis=0)
         ref = worst + 0.1 * np.maximum(worst - best, 1e-12)

@@ -39,7 +39,7 @@ from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit._storage import write_trial_json
 from optuna_gpbandit._threads import single_threaded_blas
 from optuna_gpbandit.changepoint import ChangeDetection
-from optuna_gpbandit.constraints import (DIAGNOSTICS_KEY, ConstraintModels,
+from optuna_gpbandit.constraints import (CONSTRAINTS_KEY, DIAGNOSTICS_KEY, ConstraintModels,
                                          FeasibleConstraints, LongTermConstraints,
                                          trial_constraints)
 from optuna_gpbandit.gp.fit import MIN_NOISE_VAR
@@ -224,13 +224,16 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
         write_sampled_params(study, trial, params, search_space, rewrite=True)
         return params
 
-    def _no_constraint_data(self, study: Study, n_completed: int) -> None:
-        if n_completed >= max(self._n_startup_trials, 1):
+    def _no_constraint_data(self, study: Study, trials: Sequence[FrozenTrial]) -> None:
+        if len(trials) >= max(self._n_startup_trials, 1):
+            n_empty = sum(1 for t in trials if t.system_attrs.get(CONSTRAINTS_KEY) in ([], ()))
             log_once(study, "no-constraints", WARNING,
                      "%s: none of the %d completed trials reports constraint values "
-                     "(trial.set_constraint(name, value) or constraints_func); the "
+                     "(trial.set_constraint(name, value) or constraints_func)%s; the "
                      "constraint stage does nothing until one does.",
-                     type(self).__name__, n_completed)
+                     type(self).__name__, len(trials),
+                     f"; constraints_func returned an empty sequence for {n_empty} of them"
+                     if n_empty else "")
 
     def _fit_feasibility(self, study: Study, counted: list[FrozenTrial], space: EncodedSpace,
                          extra: dict[str, Any]) -> ConstraintModels | None:
@@ -250,7 +253,7 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
                 "constraints": 0 if feasibility is None else len(feasibility.models),
                 "warped": 0 if feasibility is None else sum(feasibility.warped)}
         if not self._auto_constraints and not any(trial_constraints(t)[0] for t in counted):
-            self._no_constraint_data(study, len(counted))
+            self._no_constraint_data(study, counted)
         return feasibility
 
     def _choose(
@@ -291,7 +294,7 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
                 noise_factor = stage.state.noise_factor
                 delta_factor = 1.0 / ((2.0 if noisy else 1.0) * stage.n_epochs)
             else:
-                self._no_constraint_data(study, len(stage.trials))
+                self._no_constraint_data(study, stage.trials)
             full = stage.state.to_json()
             small = stage.state.m <= FULL_MULTIPLIER_RECORD
             extra["multipliers"] = full if small else stage.state.summary_json()

@@ -35,7 +35,8 @@ kernel
 lengthscale, kernel_scale, noise_var
     Fix these hyperparameters (in encoded unit-cube inputs and standardised targets) instead
     of fitting them by MAP marginal likelihood. ``lengthscale`` may be a scalar or one value
-    per parameter (in search-space order).
+    per parameter (in search-space order), each at least ``1e-6``; all three positive and
+    finite.
 standardize
     Standardise the objective values before the GP (default). ``False`` uses the raw,
     direction-oriented values, as the papers' theory assumes.

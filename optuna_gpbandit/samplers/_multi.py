@@ -23,6 +23,7 @@ from optuna_gpbandit import _censoring, _randomness
 from optuna_gpbandit._censoring import Design
 from optuna_gpbandit._failures import FailedRow
 from optuna_gpbandit._history import History
+from optuna_gpbandit._notices import INFO, log_once
 from optuna_gpbandit._model import latest_state
 from optuna_gpbandit._observations import build_observations
 from optuna_gpbandit._space import EncodedSpace
@@ -72,6 +73,7 @@ def choose_multi(sampler: GPBanditSampler, study: Study, trial: FrozenTrial, spa
     ctxs = [dataclasses.replace(c, pending_X=pending_X) for c in ctxs]
     weights = draw_weights(len(ctxs), _randomness.trial_rng(sampler._seed, trial.number,
                                                             _randomness.WEIGHTS))
+    used = _varying_objectives(study, history)
     record: dict[str, Any]
     if feasibility is not None and not any_admitted(feasibility, space, ctxs[0]):
         x, record = toward_feasibility(feasibility, ctxs[0], sampler._n_candidates,
@@ -79,10 +81,13 @@ def choose_multi(sampler: GPBanditSampler, study: Study, trial: FrozenTrial, spa
     else:
         parts, records = zip(*(sampler._acquisition(c) for c in ctxs))
         reference = np.array([float(np.min(c.obs.y[c.obs.fit_rows])) for c in ctxs])
-        acq = Scalarized(parts, weights, sampler._scalarization, reference)
+        acq = Scalarized([parts[i] for i in used], weights[used] / weights[used].sum(),
+                         sampler._scalarization, reference[used])
         warm = np.vstack([c.warm_starts()[:_N_WARM_STARTS] for c in ctxs])
         x = sampler._maximise(ctxs[0], acq, warm)
         record = {"per_objective": list(records)}
+        if used.size < len(ctxs):
+            record["scalarized_objectives"] = used.tolist()  # constant ones left out
     steps = [c.step_record(x) for c in ctxs]
     record.update(
         t=steps[0]["t"], weights=weights.tolist(), scalarization=sampler._scalarization,
@@ -93,3 +98,26 @@ def choose_multi(sampler: GPBanditSampler, study: Study, trial: FrozenTrial, spa
     )
     record.update(extra)
     return x, record
+
+
+def _varying_objectives(study: Study, history: History) -> np.ndarray:
+    """Indices of the objectives that enter the scalarisation: all but the constant ones.
+
+    An objective whose completed trials all gave one value (a model size the tuned
+    parameters do not change) offers no trade-off, and under the Chebyshev scalarisation its
+    flat term is the minimum wherever the other objectives' bounds are higher, so the
+    maximiser would only explore. Such objectives are left out (logged once) while at least
+    two trials completed and some objective varies; the weights are renormalised over the
+    rest."""
+    k = len(study.directions)
+    if len(history.completed) < 2:
+        return np.arange(k)
+    values = np.array([t.values for t in history.completed], dtype=float)
+    constant = np.all(values == values[0], axis=0)
+    if not constant.any() or constant.all():
+        return np.arange(k)
+    log_once(study, "constant-objectives", INFO,
+             "Objective(s) %s gave one value in all %d completed trials: left out of the "
+             "scalarisation until they vary.", ", ".join(map(str, np.flatnonzero(constant))),
+             len(history.completed))
+    return np.flatnonzero(~constant)
