@@ -1,14 +1,14 @@
 """Gaussian-process bandit samplers for Optuna.
 
 Pipeline: study history (``_history``) -> observations (``_observations``, ``_space``; censored
-rows of pending trials from ``_censoring``) -> GP
+rows of pending trials from ``_pending``) -> GP
 posterior (``gp``, ``_model``) -> acquisition (``acquisition``) -> maximiser (``_maximize``) ->
 params. Samplers (``samplers``) compose these parts; ``report`` summarises finished studies.
 """
 
 from optuna_gpbandit import report
 from optuna_gpbandit._notices import configure_logging
-from optuna_gpbandit._censoring import Censoring
+from optuna_gpbandit._pending import Censoring
 from optuna_gpbandit.changepoint import ChangeDetection, CPDSettings, ResidualTest
 from optuna_gpbandit.constraints import FeasibleConstraints, LongTermConstraints
 from optuna_gpbandit.report import (

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any
 
 import numpy as np
 from optuna.study import Study, StudyDirection
@@ -41,16 +41,8 @@ from optuna.trial import FrozenTrial, TrialState
 
 from optuna_gpbandit._history import History, finite_result
 from optuna_gpbandit._notices import INFO, WARNING, log_once
-from optuna_gpbandit.gp.kernels import Kernel
-from optuna_gpbandit.gp.posterior import GPParams
-
-if TYPE_CHECKING:
-    from optuna_gpbandit._observations import Observations
 
 FAILURE_MODES = ("impute", "ignore")
-IMPUTED_NOISE = 0.1  # extra noise of an imputed row at failure share 1/2, times the kernel scale
-REGION_SHARE = 0.5  # failure share from which a failed trial's neighbourhood is avoided
-NEIGHBOURS = 5  # nearest observed rows that give a failed trial's failure share
 # "Keeps hitting failures": this many of the last _RECENT finished trials failed.
 _RECENT, _RECENT_FAILED = 20, 10
 
@@ -142,70 +134,3 @@ def report(study: Study, trial: FrozenTrial, rows: list[FailedRow], mode: str) -
                  "with a known point). Check the objective for a failing region or a bug; the "
                  "model %s them.", trial.number, bad, len(finished), what,
                  "ignores" if mode == "ignore" else "learns to avoid")
-
-
-def failure_share(obs: Observations, params: GPParams, is_categorical: np.ndarray) -> np.ndarray:
-    """Share of failures around each imputed row of ``obs``.
-
-    Among its ``NEIGHBOURS`` nearest other observed rows (distances scaled by the GP's
-    lengthscales), with one pseudo-observation at the study's overall failure share: near 1
-    inside a failing region or on its boundary, near the overall share for a failure among good
-    results (a random crash). Nearest neighbours rather than kernel weights: a smooth objective
-    has lengthscales much longer than the width of its failure boundary.
-    """
-    seen = np.flatnonzero(obs.observed)  # observed rows come first: indices 0 .. n_obs - 1
-    failed = obs.imputed[seen].astype(float)
-    idx = np.flatnonzero(obs.imputed)
-    closeness = Kernel(params.kernel, params.lengthscales, 1.0, is_categorical)(
-        obs.X[idx], obs.X[seen])
-    closeness[np.arange(idx.size), idx] = -np.inf  # not itself
-    k = min(NEIGHBOURS, seen.size - 1)
-    if k < 1:
-        return np.full(idx.size, failed.mean())
-    near = np.argpartition(-closeness, k - 1, axis=1)[:, :k]
-    return (failed[near].sum(axis=1) + failed.mean()) / (k + 1.0)
-
-
-def imputed_noise(obs: Observations, params: GPParams, is_categorical: np.ndarray
-                  ) -> np.ndarray | None:
-    """Extra noise variance of each row [design choice]: none on real observations; on an
-    imputed row, ``IMPUTED_NOISE * scale * (1 - p) / p`` for its :func:`failure_share` ``p``.
-
-    A failure among failures gets little noise, so the mean there drops to the imputed worst
-    value; a failure among good results gets much, so it only dents the mean and does not push
-    the search away from a good region.
-    """
-    if not obs.imputed.any():
-        return None
-    p = failure_share(obs, params, is_categorical)
-    noise = np.zeros(obs.n)
-    noise[obs.imputed] = IMPUTED_NOISE * params.scale * np.minimum(
-        (1.0 - p) / np.maximum(p, 1e-3), 100.0)
-    return noise
-
-
-def failing_region(obs: Observations, params: GPParams, is_categorical: np.ndarray
-                   ) -> Callable[[np.ndarray], np.ndarray] | None:
-    """``region(X) -> mask`` of points whose nearest observed point (in the GP's lengthscales)
-    is a failed trial inside a failing region (:func:`failure_share` ``>= REGION_SHARE``), or
-    ``None`` if there is none.
-
-    The maximiser avoids these points: near a failing region's boundary the GP mean, which must
-    be smooth, cannot drop as fast as the objective does, and without this rule UCB would probe
-    just past the boundary again and again. Random failures (low share) exclude nothing but
-    their own point.
-    """
-    if not obs.imputed.any():
-        return None
-    region = np.zeros(obs.n, dtype=bool)
-    region[obs.imputed] = failure_share(obs, params, is_categorical) >= REGION_SHARE
-    seen = obs.observed
-    if not region[seen].any():
-        return None
-    kernel = Kernel(params.kernel, params.lengthscales, 1.0, is_categorical)
-    X_seen, bad = obs.X[seen], region[seen]
-
-    def mask(X: np.ndarray) -> np.ndarray:
-        return bad[np.argmax(kernel(np.atleast_2d(X), X_seen), axis=1)]
-
-    return mask

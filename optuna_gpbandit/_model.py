@@ -27,7 +27,7 @@ from optuna_gpbandit._observations import Observations
 from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit._storage import read_trial_json
 from optuna_gpbandit.gp.fit import fit_hyperparameters
-from optuna_gpbandit._failures import imputed_noise
+from optuna_gpbandit._row_effects import imputed_noise
 from optuna_gpbandit.gp.kernels import check_kernel_name
 from optuna_gpbandit.gp.posterior import GPParams, GPPosterior
 from optuna_gpbandit._arguments import check_int, check_number
@@ -162,7 +162,7 @@ def parse_state(
 def _posterior(obs: Observations, params: GPParams, space: EncodedSpace) -> GPPosterior:
     """The posterior on the whole design; hallucinated labels are the observed-data mean.
 
-    Imputed labels of failed trials carry extra noise (:func:`_failures.imputed_noise`).
+    Imputed labels of failed trials carry extra noise (:func:`_row_effects.imputed_noise`).
     """
     y = obs.y
     noise = imputed_noise(obs, params, space.is_categorical)

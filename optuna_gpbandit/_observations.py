@@ -6,7 +6,7 @@ best seen rather than breaking the fit. With ``standardize`` the targets are shi
 mean 0 and standard deviation 1 (scale 1 when there are fewer than two values or they are all
 equal), using the observed values only.
 
-Rows of pending trials (see :mod:`optuna_gpbandit._censoring`) follow the observed ones. Their
+Rows of pending trials (see :mod:`optuna_gpbandit._pending`) follow the observed ones. Their
 label is the censored value (the lowest observed target, or the user's lower bound of the
 objective if that is lower), or, for hallucination, is filled in by the model stage with the
 posterior mean of the observed rows.
@@ -24,7 +24,7 @@ from optuna.logging import get_logger
 from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial
 
-from optuna_gpbandit._censoring import Design
+from optuna_gpbandit._pending import Design
 from optuna_gpbandit._failures import FailedRow, imputed_labels
 from optuna_gpbandit._space import EncodedSpace
 
@@ -173,7 +173,7 @@ def build_observations(
 ) -> Observations:
     """Encode the observed ``trials`` (COMPLETE, holding every parameter of ``space``).
 
-    With a ``design`` (see :func:`optuna_gpbandit._censoring.build_design`) its observed trials
+    With a ``design`` (see :func:`optuna_gpbandit._pending.build_design`) its observed trials
     replace ``trials`` and its censored rows are appended. ``targets`` (trial number -> oriented
     target) replaces the oriented objective values, e.g. by penalised ones. ``failed`` rows
     (see :mod:`optuna_gpbandit._failures`) follow the observed trials with imputed labels

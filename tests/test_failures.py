@@ -18,7 +18,7 @@ from optuna_gpbandit import (
     IGPUCBSampler,
 )
 from benchmarks.problems import Diverged, lrwd_objective
-from optuna_gpbandit import _failures
+from optuna_gpbandit import _failures, _row_effects
 from optuna_gpbandit._history import collect_history
 from optuna_gpbandit._observations import build_observations
 from optuna_gpbandit._space import EncodedSpace
@@ -100,13 +100,13 @@ def test_failure_share_tells_a_failing_region_from_random_failures():
     obs = Observations(X=X[order], y=np.zeros(60), y_raw=np.zeros(60), shift=0.0, scale=1.0,
                        numbers=np.arange(60), imputed=failed[order])
     params = GPParams("matern52", np.array([0.5, 0.5]), 1.0, 1e-4)
-    share = _failures.failure_share(obs, params, np.zeros(2, dtype=bool))
+    share = _row_effects.failure_share(obs, params, np.zeros(2, dtype=bool))
     in_region = region[order][obs.imputed]
     assert np.median(share[in_region]) >= 0.7  # its edge has good neighbours too
     assert share[~in_region].max() < 0.5
-    noise = _failures.imputed_noise(obs, params, np.zeros(2, dtype=bool))[obs.imputed]
+    noise = _row_effects.imputed_noise(obs, params, np.zeros(2, dtype=bool))[obs.imputed]
     assert noise[~in_region].min() > 5 * np.median(noise[in_region])
-    avoid = _failures.failing_region(obs, params, np.zeros(2, dtype=bool))
+    avoid = _row_effects.failing_region(obs, params, np.zeros(2, dtype=bool))
     deep = obs.X[obs.imputed][np.argmax(share)]  # a failure among failures
     probe = np.array([deep + 0.002, [0.3, 0.5], X[3], X[3] + 0.01])
     assert avoid(probe).tolist() == [True, False, False, False]

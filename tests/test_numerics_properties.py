@@ -16,7 +16,7 @@ from optuna.distributions import CategoricalDistribution, FloatDistribution, Int
 from optuna.study import StudyDirection
 from optuna.trial import create_trial
 
-from optuna_gpbandit._censoring import Design, DesignRow
+from optuna_gpbandit._pending import Design, DesignRow
 from optuna_gpbandit._maximize import maximize_acquisition
 from optuna_gpbandit._model import GPConfig, fit_model
 from optuna_gpbandit._observations import build_observations

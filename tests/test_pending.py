@@ -12,7 +12,7 @@ from optuna.trial import FrozenTrial, TrialState
 
 from optuna_gpbandit import Censoring, GPTSSampler, GPUCBSampler, IGPUCBSampler
 from optuna_gpbandit import _history
-from optuna_gpbandit._censoring import FINISH_KEY, PENDING_SPREAD, build_design, trial_delay
+from optuna_gpbandit._pending import FINISH_KEY, PENDING_SPREAD, build_design, trial_delay
 from optuna_gpbandit._history import collect_history
 from optuna_gpbandit._observations import build_observations
 from optuna_gpbandit._space import EncodedSpace

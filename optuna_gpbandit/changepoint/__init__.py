@@ -60,11 +60,11 @@ from optuna_gpbandit.changepoint.detector import Detection, normalisation, scan,
 from optuna_gpbandit.changepoint.replayer import (
     Replayer,
     ReplayState,
-    Segment,
     TrialRecord,
     replay,
 )
 from optuna_gpbandit.changepoint.schedule import SQRT3, is_uniform_turn
+from optuna_gpbandit.changepoint.segment import ResidualAlarm, Segment
 from optuna_gpbandit.changepoint.settings import (
     DEFAULT_LENGTHSCALE,
     DEFAULT_THRESHOLD_CONST_RAW,
@@ -77,7 +77,6 @@ from optuna_gpbandit.changepoint.settings import (
 )
 from optuna_gpbandit.changepoint.sequential import (
     Prediction,
-    ResidualAlarm,
     ResidualState,
     ResidualTest,
     average_run_length,

@@ -12,7 +12,8 @@ import numpy as np
 
 from optuna_gpbandit.changepoint._checks import _check_int
 from optuna_gpbandit.changepoint.detector import Detection, normalisation, scan
-from optuna_gpbandit.changepoint.sequential import (Prediction, ResidualAlarm, ResidualState,
+from optuna_gpbandit.changepoint.segment import Segment
+from optuna_gpbandit.changepoint.sequential import (Prediction, ResidualState,
                                                     ResidualTest)
 from optuna_gpbandit.changepoint.settings import CPDSettings
 from optuna_gpbandit.changepoint.statistic import Domain, _unit_domain
@@ -59,43 +60,6 @@ class TrialRecord:
         object.__setattr__(self, "uniform", bool(self.uniform))
         object.__setattr__(self, "x", x)
         object.__setattr__(self, "y", y)
-
-
-@dataclass(frozen=True)
-class Segment:
-    """Result of a replay.
-
-    Attributes
-    ----------
-    start
-        First trial number of the current segment (0 if no change was detected): trials with a
-        lower number are forgotten (the triggering trial included, as in the paper).
-    change_points
-        Numbers of the trials whose scan fired, in order.
-    uniform_numbers
-        Exploration trials of the current segment (the CPD sequence ``U``), in order.
-    history_numbers
-        All observed trials of the current segment, in order.
-    last_detection
-        What raised the last change point, if any (diagnostics): Avanesov's firing window
-        (:class:`Detection`) or the residual test's alarm (:class:`ResidualAlarm`).
-    """
-
-    start: int
-    change_points: tuple[int, ...]
-    uniform_numbers: tuple[int, ...]
-    history_numbers: tuple[int, ...]
-    last_detection: Detection | ResidualAlarm | None = None
-
-    @property
-    def n_uniform(self) -> int:
-        """``|U|``: exploration trials since the last reset (for :func:`is_uniform_turn`)."""
-        return len(self.uniform_numbers)
-
-    @property
-    def n_history(self) -> int:
-        """``|history|``: observed trials since the last reset."""
-        return len(self.history_numbers)
 
 
 class ReplayState:

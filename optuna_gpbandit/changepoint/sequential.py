@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from optuna_gpbandit.changepoint._checks import _check_int, _check_positive
+from optuna_gpbandit.changepoint.segment import ResidualAlarm, Segment
 
 MIN_FOR_SCALE = 10
 """Residuals of a segment needed before their robust centre and scale are used."""
@@ -280,10 +281,8 @@ class ResidualState:
         self._reset_test()
         return self.start
 
-    def segment(self) -> Any:
-        """Snapshot of the current state (a ``Segment``)."""
-        from optuna_gpbandit.changepoint.replayer import Segment
-
+    def segment(self) -> Segment:
+        """Snapshot of the current state."""
         return Segment(self.start, tuple(self.change_points), tuple(self._uniform),
                        tuple(self._history), self.last_detection)
 
@@ -304,24 +303,3 @@ def normal_quantile(z: float, nu: int) -> float:
         return float(z)
     tail = max(float(stats.t.sf(abs(z), max(nu, 1))), 1e-300)
     return math.copysign(float(stats.norm.isf(tail)), z)
-
-
-@dataclass(frozen=True)
-class ResidualAlarm:
-    """An alarm of the residual test (``Segment.last_detection``; Avanesov's test gives a
-    :class:`~optuna_gpbandit.changepoint.detector.Detection` there).
-
-    Attributes
-    ----------
-    n_excursion
-        Trials since the CUSUM was last 0 (they start the new segment).
-    statistic, threshold
-        ``S`` and ``h``.
-    trigger_number
-        The trial whose result raised the alarm.
-    """
-
-    n_excursion: int
-    statistic: float
-    threshold: float
-    trigger_number: int

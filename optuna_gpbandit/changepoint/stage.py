@@ -12,7 +12,8 @@ from optuna.trial import TrialState
 
 from optuna_gpbandit.changepoint._checks import _check_int
 from optuna_gpbandit.changepoint.best import best_since
-from optuna_gpbandit.changepoint.replayer import Replayer, Segment, TrialRecord
+from optuna_gpbandit.changepoint.replayer import Replayer, TrialRecord
+from optuna_gpbandit.changepoint.segment import Segment
 from optuna_gpbandit.changepoint.schedule import SQRT3, is_uniform_turn
 from optuna_gpbandit.changepoint.sequential import Prediction, ResidualTest
 from optuna_gpbandit.changepoint.settings import CPDSettings

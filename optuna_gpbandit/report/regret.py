@@ -81,7 +81,7 @@ def sampler_record(trial: FrozenTrial) -> dict | None:
 def pending_counts(study: Study) -> dict[str, int] | None:
     """How the most recently sampled trial's model saw the study's trials, or ``None``.
 
-    Keys (see :meth:`optuna_gpbandit._censoring.Design.counts`): ``observed`` (completed
+    Keys (see :meth:`optuna_gpbandit._pending.Design.counts`): ``observed`` (completed
     results used), ``late`` (completed results censored: only with ``Censoring.paper()`` or
     ``discard_late=True``), ``pending`` (running or waiting trials in the model), ``stale``
     (running beyond the censoring window), ``dead`` (running trials presumed crashed, left

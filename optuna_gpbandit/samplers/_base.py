@@ -25,9 +25,9 @@ from optuna.samplers._base import _process_constraints_after_trial
 from optuna.study import Study
 from optuna.trial import FrozenTrial, TrialState
 
-from optuna_gpbandit import _censoring, _failures, _randomness
+from optuna_gpbandit import _failures, _pending, _randomness, _row_effects
 from optuna_gpbandit._arguments import check_bool, check_int, check_number, check_seed
-from optuna_gpbandit._censoring import Censoring, resolve_pending
+from optuna_gpbandit._pending import Censoring, resolve_pending
 from optuna_gpbandit._history import History, collect_history, write_sampled_params
 from optuna_gpbandit._notices import WARNING, log_once
 from optuna_gpbandit._model import STATE_KEY, FittedModel, GPConfig, fit_model, latest_state
@@ -303,7 +303,7 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
             write_trial_json(study, trial, DIAGNOSTICS_KEY,
                              full if small or stage.state.position == 0
                              else extra["multipliers"])
-        design = _censoring.pending_stage(study, trial, history, self._pending_mode,
+        design = _pending.pending_stage(study, trial, history, self._pending_mode,
                                           self._censoring)
         extra["pending"] = design.counts()
         if study._is_multi_objective():
@@ -329,7 +329,7 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
         if fitted is None:
             return self._startup_point(space, trial.number), None
         obs, model = fitted
-        bonus = _censoring.width_bonus(obs, model.posterior, self._censoring)
+        bonus = _row_effects.width_bonus(obs, model.posterior, self._censoring)
         rng = _randomness.trial_rng(self._seed, trial.number, _randomness.SAMPLE)
         pending_X = exclusion(obs, model, space, history, failed,
                               None if feasibility is None else feasibility.infeasible)
@@ -379,7 +379,7 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
     ) -> None:
         if self._constraints_func is not None:
             _process_constraints_after_trial(self._constraints_func, study, trial, state)
-        _censoring.record_finish(study, trial, self._pending_mode, self._censoring)
+        _pending.record_finish(study, trial, self._pending_mode, self._censoring)
         self._independent_sampler.after_trial(study, trial, state, values)
 
     # ---------------------------------------------------------------- pipeline hooks

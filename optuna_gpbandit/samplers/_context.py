@@ -9,8 +9,8 @@ import numpy as np
 from optuna.study import Study
 from optuna.trial import FrozenTrial
 
-from optuna_gpbandit import _failures
-from optuna_gpbandit._censoring import PENDING_SPREAD
+from optuna_gpbandit import _row_effects
+from optuna_gpbandit._pending import PENDING_SPREAD
 from optuna_gpbandit._failures import FailedRow
 from optuna_gpbandit._history import History
 from optuna_gpbandit._maximize import (Exclusion, exhausted_points, maximize_acquisition,
@@ -125,7 +125,7 @@ def exclusion(obs: Observations, model: FittedModel, space: EncodedSpace, histor
             exhausted_points(obs.X[obs.fit_rows], obs.y[obs.fit_rows], deterministic(model)),
         ]),
         union_regions(
-            _failures.failing_region(obs, model.posterior.params, space.is_categorical),
+            _row_effects.failing_region(obs, model.posterior.params, space.is_categorical),
             infeasible,
         ),
         apart=obs.X[pending], radius=PENDING_SPREAD,

@@ -19,8 +19,8 @@ import numpy as np
 from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial
 
-from optuna_gpbandit import _censoring, _randomness
-from optuna_gpbandit._censoring import Design
+from optuna_gpbandit import _randomness, _row_effects
+from optuna_gpbandit._pending import Design
 from optuna_gpbandit._failures import FailedRow
 from optuna_gpbandit._history import History
 from optuna_gpbandit._notices import INFO, log_once
@@ -62,7 +62,7 @@ def choose_multi(sampler: GPBanditSampler, study: Study, trial: FrozenTrial, spa
         if fitted is None:
             return sampler._startup_point(space, trial.number), None
         obs, model = fitted
-        bonus = _censoring.width_bonus(obs, model.posterior, sampler._censoring)
+        bonus = _row_effects.width_bonus(obs, model.posterior, sampler._censoring)
         ctxs.append(SelectionContext(study, trial, space, obs, model, rng, bonus,
                                      feasibility=feasibility))
     # The least deterministic objective decides whether evaluated points are done.

@@ -8,7 +8,7 @@ if TYPE_CHECKING:
     from optuna.samplers import BaseSampler
     from optuna.trial import FrozenTrial
 
-    from optuna_gpbandit._censoring import Censoring
+    from optuna_gpbandit._pending import Censoring
     from optuna_gpbandit.changepoint import ChangeDetection
     from optuna_gpbandit.constraints import FeasibleConstraints, LongTermConstraints
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 import datetime
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from optuna.exceptions import UpdateFinishedTrialError
@@ -43,10 +43,6 @@ from optuna.trial import FrozenTrial, TrialState
 from optuna_gpbandit._history import History
 from optuna_gpbandit._notices import INFO, WARNING, log_once
 from optuna_gpbandit._storage import read_trial_json, write_trial_json
-from optuna_gpbandit.gp.posterior import GPPosterior
-
-if TYPE_CHECKING:
-    from optuna_gpbandit._observations import Observations
 
 FINISH_KEY = "finish"
 PENDING_MODES = ("censor", "ignore", "hallucinate")
@@ -198,14 +194,6 @@ def record_finish(study: Study, trial: FrozenTrial, mode: str, cfg: Censoring) -
         write_trial_json(study, trial, FINISH_KEY, int(n))
     except UpdateFinishedTrialError:  # told twice, or finished by someone else
         pass
-
-
-def width_bonus(obs: Observations, posterior: GPPosterior, cfg: Censoring) -> float:
-    """``B_y`` times the sum of the posterior standard deviations at the rows in the window."""
-    if not obs.in_window.any():
-        return 0.0
-    var = posterior.mean_var(obs.X[obs.in_window])[1]
-    return cfg.width * float(np.sum(np.sqrt(var)))
 
 
 def pending_stage(study: Study, trial: FrozenTrial, history: History, mode: str,
