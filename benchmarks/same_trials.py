@@ -125,7 +125,9 @@ def run_case(make) -> list[dict]:
     else:
         study = optuna.create_study(direction=kind or "minimize", sampler=sampler)
         study.optimize(objective, n_trials=N_TRIALS, catch=(ValueError,))
-    return [{"number": t.number, "state": t.state.name, "params": t.params}
+    return [{"number": t.number, "state": t.state.name, "params": t.params,
+             "records": {k: v for k, v in t.system_attrs.items() if k.startswith("gpbandit:")
+                         and k != "gpbandit:stamp"}}  # the stamp is a wall-clock time
             for t in study.trials]
 
 
@@ -138,9 +140,15 @@ def compare(a_path: str, b_path: str) -> int:
             print(f"{name}: missing in {b_path}")
             bad += 1
             continue
-        first = next((i for i, (x, y) in enumerate(zip(ta, tb)) if x != y), None)
+        def core(t):
+            return {k: v for k, v in t.items() if k != "records"}
+        first = next((i for i, (x, y) in enumerate(zip(ta, tb)) if core(x) != core(y)), None)
         if first is None and len(ta) == len(tb):
-            print(f"{name}: same {len(ta)} trials")
+            rec = next((i for i, (x, y) in enumerate(zip(ta, tb))
+                        if "records" in x and "records" in y and x["records"] != y["records"]),
+                       None)
+            print(f"{name}: same {len(ta)} trials"
+                  + ("" if rec is None else f" (records differ from trial {rec})"))
         else:
             bad += 1
             print(f"{name}: DIFFERENT from trial {first}: {ta[first] if first is not None else ''}"

@@ -16,20 +16,20 @@ worker process reproduces them exactly.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 from optuna.logging import get_logger
 from optuna.trial import FrozenTrial
 
 from optuna_gpbandit import _randomness
-from optuna_gpbandit._observations import Observations
+from optuna_gpbandit._observations import Observations, limit_rows
 from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit._storage import read_trial_json
 from optuna_gpbandit.gp.fit import fit_hyperparameters
 from optuna_gpbandit._row_effects import imputed_noise
 from optuna_gpbandit.gp.kernels import check_kernel_name
-from optuna_gpbandit.gp.posterior import GPParams, GPPosterior
+from optuna_gpbandit.gp.posterior import GPParams, GPPosterior, NumericalError
 from optuna_gpbandit._arguments import check_int, check_number
 
 _logger = get_logger(__name__)
@@ -224,3 +224,18 @@ def fit_model(
         )
         n_fit, refitted = prev_n_fit, False
     return FittedModel(_posterior(obs, params, space), n_fit, refitted)
+
+
+def capped_fit(obs: Observations, space: EncodedSpace, cap: int | None,
+               rng: np.random.Generator, fit: Callable[[Observations], FittedModel],
+               number: int, what: str = "the GP") -> tuple[Observations, FittedModel] | None:
+    """``obs`` cut to ``cap`` rows (:func:`~optuna_gpbandit._observations.limit_rows`) and
+    the GP ``fit`` on them; ``None`` (logged, naming ``what`` and trial ``number``) when the
+    GP cannot be factorised: the caller then samples a quasi-random point."""
+    obs = limit_rows(obs, cap, rng, space.is_categorical)
+    try:
+        return obs, fit(obs)
+    except NumericalError:
+        _logger.warning("Trial %d: %s could not be factorised; sampling a quasi-random "
+                        "point.", number, what)
+        return None

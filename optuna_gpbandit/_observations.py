@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from optuna.logging import get_logger
 from optuna.study import StudyDirection
-from optuna.trial import FrozenTrial
+from optuna.trial import FrozenTrial, TrialState
 
 from optuna_gpbandit._pending import Design
 from optuna_gpbandit._failures import FailedRow, imputed_labels
@@ -309,3 +309,14 @@ def limit_rows(obs: Observations, cap: int | None, rng: np.random.Generator,
         imputed=obs.imputed[keep],
         n_dropped=obs.n_dropped + int(seen.size - budget),
     )
+
+
+def study_spread(trials: list[FrozenTrial], direction: StudyDirection) -> float | None:
+    """Standardising scale of every completed trial of the study (before and after change
+    points): the objective's amplitude, still true after a change [design choice]. ``None``
+    with fewer than two completed trials."""
+    done = [t for t in trials if t.state == TrialState.COMPLETE and t.value is not None]
+    if len(done) < 2:
+        return None
+    y = oriented_values(done, direction)
+    return standardization(y[np.isfinite(y)])[1]

@@ -1,11 +1,12 @@
-"""The shared sampling pipeline; concrete samplers only choose the next point.
+"""The suggestion pipeline every sampler runs; concrete samplers only choose the next point.
 
-``sample_relative``: study history (completed, pending, failed trials) -> design with censored
-and imputed rows -> observations -> GP posterior -> ``_select`` (acquisition + maximiser, per
-sampler) -> decoded params. Two JSON records go to the trial's system attrs: ``gpbandit:params`` (the sampled point,
-so other workers see it while the trial runs) and ``gpbandit:state`` (t, exploration weight,
-posterior at the chosen point, information gain, pending counts, hyperparameters).
-
+``_choose`` reads top to bottom, one stage a line: study history (``_history``) -> segment
+(change points, ``changepoint/``, or restarts, ``_restarts``) -> failed rows (``_failures``) ->
+constraints (``_constraint_step``) -> pending rows (``_pending``) -> observations and one GP per
+objective (``_observations``, ``_model``) -> what the maximiser avoids (``_context``) -> the
+acquisition's maximiser (the sampler's ``_select``, or a scalarisation, ``_multi``) -> record.
+Two JSON records go to the trial's system attrs: ``gpbandit:params`` (the sampled point, so
+other workers see it while the trial runs) and ``gpbandit:state`` (the step's record).
 Concurrent workers may pick the same point at the same moment: see ``_concurrency``.
 """
 
@@ -27,34 +28,34 @@ from optuna.trial import FrozenTrial, TrialState
 
 from optuna_gpbandit import _failures, _pending, _randomness, _row_effects
 from optuna_gpbandit._arguments import check_bool, check_int, check_number, check_seed
-from optuna_gpbandit._pending import Censoring, resolve_pending
+from optuna_gpbandit._failures import FailedRow
+from optuna_gpbandit._pending import Censoring, Design, resolve_pending
 from optuna_gpbandit._history import History, collect_history, write_sampled_params
-from optuna_gpbandit._notices import WARNING, log_once
-from optuna_gpbandit._model import STATE_KEY, FittedModel, GPConfig, fit_model, latest_state
+from optuna_gpbandit._model import (STATE_KEY, FittedModel, GPConfig, capped_fit, fit_model,
+                                    latest_state)
 from optuna_gpbandit._restarts import (RESTART_PATIENCE, UNEXPLORED_KEY, restart_stage,
                                        unexplored)
-from optuna_gpbandit._observations import (Observations, build_observations, limit_rows,
-                                          oriented_values, standardization)
+from optuna_gpbandit._observations import Observations, build_observations, study_spread
 from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit._storage import write_trial_json
 from optuna_gpbandit._threads import single_threaded_blas
 from optuna_gpbandit.changepoint import ChangeDetection
-from optuna_gpbandit.constraints import (CONSTRAINTS_KEY, DIAGNOSTICS_KEY, ConstraintModels,
-                                         FeasibleConstraints, LongTermConstraints,
-                                         trial_constraints)
+from optuna_gpbandit.constraints import (ConstraintModels, FeasibleConstraints,
+                                         LongTermConstraints)
 from optuna_gpbandit.gp.fit import MIN_NOISE_VAR
-from optuna_gpbandit.gp.posterior import NumericalError
 from optuna_gpbandit._maximize import maximize_acquisition
 from optuna_gpbandit.acquisition.scalarize import check_scalarization
 from optuna_gpbandit.samplers._concurrency import MAX_ROUNDS, taken_meanwhile
 from optuna_gpbandit.samplers._context import (SelectionContext, any_admitted, deterministic,
                                               exclusion, log_repeats, toward_feasibility)
 from optuna_gpbandit.samplers._docs import document
-from optuna_gpbandit.samplers._multi import choose_multi
+from optuna_gpbandit.samplers._constraint_step import (ConstraintStep, constraint_step,
+                                                      resolve_constraints)
+from optuna_gpbandit.samplers._multi import (check_objectives, check_single_objective,
+                                            multi_record, objective_targets, scalarised_choice,
+                                            stored_states, trial_weights)
 from optuna_gpbandit.samplers._segments import SegmentsMixin
 
-# Up to this many constraints, every trial's records hold all multipliers.
-FULL_MULTIPLIER_RECORD = 20
 _logger = get_logger(__name__)
 
 
@@ -114,20 +115,8 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
             stale_after if stale_after is None or stale_after == math.inf
             else check_number("stale_after", stale_after)
         )
-        if not (constraints is None or (isinstance(constraints, str) and constraints == "auto")
-                or isinstance(constraints, (LongTermConstraints, FeasibleConstraints))):
-            raise ValueError(
-                "constraints must be 'auto', None, or a FeasibleConstraints or "
-                f"LongTermConstraints instance, got {constraints!r}."
-            )
-        if constraints_func is not None and not callable(constraints_func):
-            raise ValueError("constraints_func must be callable.")
-        # "auto" (GPSampler's meaning): the best feasible point once trials report constraint
-        # values, quietly nothing before; constraints_func asks for constraints explicitly.
-        self._auto_constraints = constraints == "auto" and constraints_func is None
-        if constraints == "auto" or (constraints is None and constraints_func is not None):
-            constraints = FeasibleConstraints()
-        self._constraints = constraints
+        self._constraints, self._auto_constraints = resolve_constraints(constraints,
+                                                                        constraints_func)
         self._constraints_func = constraints_func
         if change_detection is not None and not isinstance(change_detection, ChangeDetection):
             raise ValueError(
@@ -224,45 +213,14 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
         write_sampled_params(study, trial, params, search_space, rewrite=True)
         return params
 
-    def _no_constraint_data(self, study: Study, trials: Sequence[FrozenTrial]) -> None:
-        if len(trials) >= max(self._n_startup_trials, 1):
-            n_empty = sum(1 for t in trials if t.system_attrs.get(CONSTRAINTS_KEY) in ([], ()))
-            log_once(study, "no-constraints", WARNING,
-                     "%s: none of the %d completed trials reports constraint values "
-                     "(trial.set_constraint(name, value) or constraints_func)%s; the "
-                     "constraint stage does nothing until one does.",
-                     type(self).__name__, len(trials),
-                     f"; constraints_func returned an empty sequence for {n_empty} of them"
-                     if n_empty else "")
-
-    def _fit_feasibility(self, study: Study, counted: list[FrozenTrial], space: EncodedSpace,
-                         extra: dict[str, Any]) -> ConstraintModels | None:
-        """The constraint GPs of :class:`FeasibleConstraints` on the ``counted`` trials (``None``
-        without constraint data), with their record and notices."""
-        assert isinstance(self._constraints, FeasibleConstraints)
-        feasibility, skipped = self._constraints.fit(counted, space, self._gp_config.kernel,
-                                                     self._seed)
-        if skipped:  # once at 1, 2, 4, 8, ... skipped trials: counts without a flood
-            log_once(study, f"constraint-skipped-{len(skipped).bit_length()}", WARNING,
-                     "%s: %d trial(s) skipped by the constraint models (unusable "
-                     "constraint data; on_missing='skip'): %s", type(self).__name__,
-                     len(skipped), "; ".join(k.message for k in skipped[:5])
-                     + (" ..." if len(skipped) > 5 else ""))
-        if feasibility is not None or not self._auto_constraints:  # quiet when unused
-            extra["feasibility"] = {
-                "constraints": 0 if feasibility is None else len(feasibility.models),
-                "warped": 0 if feasibility is None else sum(feasibility.warped)}
-        if not self._auto_constraints and not any(trial_constraints(t)[0] for t in counted):
-            self._no_constraint_data(study, counted)
-        return feasibility
-
     def _choose(
         self, study: Study, trial: FrozenTrial, space: EncodedSpace, history: History
     ) -> tuple[np.ndarray, dict[str, Any] | None]:
-        """The encoded next point and its record (``None`` for a startup point)."""
-        targets, extra = None, {}
+        """The encoded next point and its record (``None`` for a start-up point): the stages
+        of one suggestion, for one objective or several (then ``k`` models)."""
+        extra: dict[str, Any] = {}
         start, streak = 0, 0
-        if self._change_detection is not None:
+        if self._change_detection is not None:  # segment: change points, or restarts
             history, start, uniform = self._segment_history(study, trial, space, history, extra)
             if uniform is not None:
                 return uniform, None
@@ -273,80 +231,89 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
             return self._startup_point(space, trial.number), None
         failed = _failures.failed_rows(history, study.directions[0])  # (MO trials cannot prune)
         _failures.report(study, trial, failed, self._failures)
-        noise_factor, delta_factor = 1.0, 1.0
-        feasibility = None
-        if isinstance(self._constraints, FeasibleConstraints):
-            feasibility = self._fit_feasibility(
-                study, [t for t in history.completed if t.number >= start], space, extra)
-        elif self._constraints is not None:
-            stage = self._constraints.prepare([
-                t for t in history.all_trials
-                if t.number >= start and all(n in t.params for n in space.names)
-            ])
-            if not stage.trials:  # history="epoch" at the start of an epoch: a fresh start
-                return self._startup_point(space, trial.number), None
-            history = dataclasses.replace(history, completed=list(stage.trials))
-            extra["penalised"] = True  # the model predicts penalised targets, not values
-            y = oriented_values(history.completed, study.direction)
-            targets = dict(zip(stage.numbers.tolist(), stage.targets(y).tolist()))
-            if stage.state.m:  # no constraint data yet: the plain sampler on f
-                noisy = stage.state.variant == "noisy"
-                noise_factor = stage.state.noise_factor
-                delta_factor = 1.0 / ((2.0 if noisy else 1.0) * stage.n_epochs)
-            else:
-                self._no_constraint_data(study, stage.trials)
-            full = stage.state.to_json()
-            small = stage.state.m <= FULL_MULTIPLIER_RECORD
-            extra["multipliers"] = full if small else stage.state.summary_json()
-            # Multipliers change only between epochs: with many constraints, the first trial of
-            # an epoch holds them all, the others a summary (nothing here is read back).
-            write_trial_json(study, trial, DIAGNOSTICS_KEY,
-                             full if small or stage.state.position == 0
-                             else extra["multipliers"])
+        step = constraint_step(
+            self._constraints, auto=self._auto_constraints, study=study, trial=trial,
+            space=space, history=history, start=start, kernel=self._gp_config.kernel,
+            seed=self._seed, sampler_name=type(self).__name__,
+            n_startup_trials=self._n_startup_trials)
+        if step.startup:
+            return self._startup_point(space, trial.number), None
+        history = step.history
+        extra.update(step.record)
         design = _pending.pending_stage(study, trial, history, self._pending_mode,
-                                          self._censoring)
+                                        self._censoring)
         extra["pending"] = design.counts()
-        if study._is_multi_objective():
-            return choose_multi(self, study, trial, space, history, design, failed, feasibility,
-                                extra)
-        obs = build_observations(
-            history.completed, space, study.direction, self._standardize, design=design,
-            hallucinate=self._pending_mode == "hallucinate",
-            lower_bound=self._censoring.lower_bound, targets=targets,
-            failed=failed if self._failures == "impute" else None,
-            scale_floor=self._study_spread(history, study) if start > 0 else None,
-        )
-        if obs.n_observed >= 2 and np.ptp(obs.y_raw) == 0.0:
-            # Nothing to model (a constant objective, or a broken one): a GP would fit infinite
-            # lengthscales and UCB would bounce between corners. Space-filling points instead.
-            _logger.info(
-                "Trial %d: all %d observed values are equal (%g); sampling a quasi-random point.",
-                trial.number, obs.n_observed, obs.sign * obs.y_raw[0],
-            )
+        ctxs = self._contexts(study, trial, space, history, design, failed, step, start)
+        if ctxs is None:
             return self._startup_point(space, trial.number), None
-        fitted = self._capped_model(obs, space, trial,
-                                    latest_state(history.all_trials, trial.number))
-        if fitted is None:
-            return self._startup_point(space, trial.number), None
-        obs, model = fitted
-        bonus = _row_effects.width_bonus(obs, model.posterior, self._censoring)
-        rng = _randomness.trial_rng(self._seed, trial.number, _randomness.SAMPLE)
-        pending_X = exclusion(obs, model, space, history, failed,
-                              None if feasibility is None else feasibility.infeasible)
-        if not deterministic(model):
-            log_repeats(study, trial, obs, model)
-        ctx = SelectionContext(study, trial, space, obs, model, rng, bonus, noise_factor,
-                               delta_factor, pending_X, feasibility)
-        if feasibility is not None and not any_admitted(feasibility, space, ctx):
-            x, record = toward_feasibility(feasibility, ctx, self._n_candidates,
-                                           self._n_local_search)
-        else:
-            x, record = self._select(ctx)
-        record.update(ctx.step_record(x))
+        x, record = self._decide(ctxs, history, step.feasibility)
         record.update(extra)
         if self._restarts and streak + len(history.pending) >= RESTART_PATIENCE - 1:
             # This trial may complete a settled streak: record what the model has not seen.
-            record[UNEXPLORED_KEY] = unexplored(model.posterior, space, self._seed)
+            record[UNEXPLORED_KEY] = unexplored(ctxs[0].model.posterior, space, self._seed)
+        return x, record
+
+    def _contexts(self, study: Study, trial: FrozenTrial, space: EncodedSpace, history: History,
+                  design: Design, failed: list[FailedRow], step: ConstraintStep,
+                  start: int) -> list[SelectionContext] | None:
+        """One fitted model per objective on the observations (pending and failed rows
+        included), with what the maximiser must avoid; ``None``: a quasi-random point
+        instead (nothing to model, or a GP that cannot be factorised)."""
+        k = len(study.directions)
+        previous = (stored_states(history, trial, k) if k > 1
+                    else [latest_state(history.all_trials, trial.number)])
+        fitted = []
+        for i, direction in enumerate(study.directions):
+            obs = build_observations(
+                history.completed, space, direction, self._standardize, design=design,
+                hallucinate=self._pending_mode == "hallucinate",
+                lower_bound=self._censoring.lower_bound if k == 1 else None,
+                targets=objective_targets(study, history, i) if k > 1 else step.targets,
+                failed=failed if self._failures == "impute" else None,
+                scale_floor=study_spread(history.all_trials, study.direction) if start else None,
+            )
+            if k == 1 and obs.n_observed >= 2 and np.ptp(obs.y_raw) == 0.0:
+                # Nothing to model (a constant objective, or a broken one): a GP would fit
+                # infinite lengthscales and UCB would bounce between corners.
+                _logger.info("Trial %d: all %d observed values are equal (%g); sampling a "
+                             "quasi-random point.", trial.number, obs.n_observed,
+                             obs.sign * obs.y_raw[0])
+                return None
+            model = self._capped_model(obs, space, trial, previous[i],
+                                       what="the GP" if k == 1 else f"the GP of objective {i}")
+            if model is None:
+                return None
+            fitted.append(model)
+        rng = _randomness.trial_rng(self._seed, trial.number, _randomness.SAMPLE)
+        ctxs = [SelectionContext(study, trial, space, obs, model, rng,
+                                 _row_effects.width_bonus(obs, model.posterior, self._censoring),
+                                 step.noise_factor, step.delta_factor,
+                                 feasibility=step.feasibility) for obs, model in fitted]
+        # The least deterministic objective decides whether evaluated points are done.
+        noisiest = max(ctxs, key=lambda c: c.model.posterior.effective_noise_var
+                       / c.model.posterior.params.scale)
+        avoid = exclusion(noisiest.obs, noisiest.model, space, history, failed,
+                          None if step.feasibility is None else step.feasibility.infeasible)
+        if k == 1 and not deterministic(noisiest.model):
+            log_repeats(study, trial, noisiest.obs, noisiest.model)
+        return [dataclasses.replace(c, pending_X=avoid) for c in ctxs]
+
+    def _decide(self, ctxs: list[SelectionContext], history: History,
+                feasibility: ConstraintModels | None) -> tuple[np.ndarray, dict[str, Any]]:
+        """The acquisition's maximiser (the sampler's own, or a scalarisation of the
+        objectives' ones), or a step toward feasibility; with the step's record."""
+        ctx, multi = ctxs[0], len(ctxs) > 1
+        weights = trial_weights(self._seed, ctx.trial.number, len(ctxs)) if multi else None
+        if feasibility is not None and not any_admitted(feasibility, ctx.space, ctx):
+            x, record = toward_feasibility(feasibility, ctx, self._n_candidates,
+                                           self._n_local_search)
+        elif multi:
+            x, record = scalarised_choice(ctxs, history, weights, self._scalarization,
+                                          self._acquisition, self._maximise)
+        else:
+            x, record = self._select(ctx)
+        record.update(multi_record(ctxs, x, weights, self._scalarization) if multi
+                      else ctx.step_record(x))
         return x, record
 
     def sample_independent(
@@ -393,17 +360,10 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
     def _capped_model(self, obs: Observations, space: EncodedSpace, trial: FrozenTrial,
                       previous: dict | None,
                       what: str = "the GP") -> tuple[Observations, FittedModel] | None:
-        """``obs`` cut to ``max_posterior_points`` rows and the GP fitted on them; ``None``
-        (logged, naming ``what``) when the GP cannot be factorised."""
-        obs = limit_rows(obs, self._max_posterior_points,
-                         _randomness.trial_rng(self._seed, trial.number, _randomness.SUBSET),
-                         space.is_categorical)
-        try:
-            return obs, self._fit(obs, space, previous)
-        except NumericalError:
-            _logger.warning("Trial %d: %s could not be factorised; sampling a quasi-random "
-                            "point.", trial.number, what)
-            return None
+        """:func:`~optuna_gpbandit._model.capped_fit` with this sampler's cap and fit."""
+        rng = _randomness.trial_rng(self._seed, trial.number, _randomness.SUBSET)
+        return capped_fit(obs, space, self._max_posterior_points, rng,
+                          lambda o: self._fit(o, space, previous), trial.number, what)
 
     def _acquisition(self, ctx: SelectionContext) -> tuple[Any, dict[str, Any]]:
         """The objective's acquisition in ``ctx`` as a function (``values``, ``value_grad``)
@@ -424,17 +384,6 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
         return x
 
     # ---------------------------------------------------------------- helpers
-    @staticmethod
-    def _study_spread(history: History, study: Study) -> float | None:
-        """Standardising scale of every completed trial of the study (before and after change
-        points): the objective's amplitude, still true after a change [design choice]."""
-        done = [t for t in history.all_trials
-                if t.state == TrialState.COMPLETE and t.value is not None]
-        if len(done) < 2:
-            return None
-        y = oriented_values(done, study.direction)
-        return standardization(y[np.isfinite(y)])[1]
-
     def _startup_point(self, space: EncodedSpace, number: int) -> np.ndarray:
         return space.sobol_point(number, self._seed)
 
@@ -443,31 +392,9 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
 
     def _check_objectives(self, study: Study) -> None:
         """Raise for a multi-objective study this sampler (or its settings) cannot serve."""
-        if not study._is_multi_objective():
-            return
-        k = len(study.directions)
-        if not self._multi_objective:
-            raise ValueError(
-                f"{type(self).__name__} supports single-objective studies only; this study has "
-                f"{k} objectives (GPUCBSampler, IGPUCBSampler and GPTSSampler support several)."
-            )
-        if self._change_detection is not None:
-            raise ValueError(f"change_detection supports single-objective studies only; this "
-                             f"study has {k} objectives.")
-        if self._restarts:
-            raise ValueError(f"restarts=True supports single-objective studies only; this study "
-                             f"has {k} objectives.")
-        if isinstance(self._constraints, LongTermConstraints):
-            raise ValueError(
-                f"constraints=LongTermConstraints(...) supports single-objective studies only; "
-                f"this study has {k} objectives. constraints='auto' (the default) keeps each "
-                "trial to the points the constraint models admit."
-            )
+        check_objectives(study, type(self).__name__, self._multi_objective,
+                         change_detection=self._change_detection is not None,
+                         restarts=self._restarts,
+                         long_term=isinstance(self._constraints, LongTermConstraints))
 
-    @staticmethod
-    def _check_single_objective(study: Study) -> None:
-        if study._is_multi_objective():
-            raise ValueError(
-                "optuna_gpbandit samplers support single-objective studies only; this study has "
-                f"{len(study.directions)} objectives."
-            )
+    _check_single_objective = staticmethod(check_single_objective)

@@ -4,100 +4,118 @@ Paria, Kandasamy & Poczos (UAI 2019): each trial draws ``lambda`` uniformly from
 (from the trial's own random stream, so workers and resumed studies draw the same), builds the
 sampler's own acquisition for every objective (GP-UCB's or IGP-UCB's upper bound, or a GP-TS
 path draw) and maximises their scalarisation (:mod:`optuna_gpbandit.acquisition.scalarize`).
-Pending and failed trials enter every objective's GP as in a single-objective study; one set
-of constraint models (``constraints="auto"``) keeps the maximiser to the points they admit.
-Each objective's hyperparameters are stored in the trial's ``gpbandit:state`` record
-(``"objectives"``) and warm-start the next fit.
+The suggestion runs the single-objective stages with ``k`` models instead of one
+(:meth:`GPBanditSampler._choose`); what differs is here: each objective's targets and stored
+hyperparameters, the scalarised acquisition and the record. Each objective's hyperparameters
+are stored in the trial's ``gpbandit:state`` record (``"objectives"``) and warm-start the next
+fit.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from typing import TYPE_CHECKING, Any
+from typing import Any, Callable, Sequence
 
 import numpy as np
 from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial
 
-from optuna_gpbandit import _randomness, _row_effects
-from optuna_gpbandit._pending import Design
-from optuna_gpbandit._failures import FailedRow
+from optuna_gpbandit import _randomness
 from optuna_gpbandit._history import History
-from optuna_gpbandit._notices import INFO, log_once
 from optuna_gpbandit._model import latest_state
-from optuna_gpbandit._observations import build_observations
-from optuna_gpbandit._space import EncodedSpace
+from optuna_gpbandit._notices import INFO, log_once
 from optuna_gpbandit.acquisition.scalarize import Scalarized, draw_weights
-from optuna_gpbandit.constraints import ConstraintModels
-from optuna_gpbandit.samplers._context import (SelectionContext, any_admitted, exclusion,
-                                              toward_feasibility)
-
-if TYPE_CHECKING:
-    from optuna_gpbandit.samplers._base import GPBanditSampler
+from optuna_gpbandit.samplers._context import SelectionContext
 
 _N_WARM_STARTS = 2  # best observed points per objective offered to the maximiser
 
 
-def choose_multi(sampler: GPBanditSampler, study: Study, trial: FrozenTrial, space: EncodedSpace,
-                 history: History, design: Design, failed: list[FailedRow],
-                 feasibility: ConstraintModels | None,
-                 extra: dict[str, Any]) -> tuple[np.ndarray, dict[str, Any] | None]:
-    """The encoded next point of a multi-objective study and its record (``None``: a
-    quasi-random point, when a GP cannot be factorised)."""
+def check_objectives(study: Study, sampler_name: str, supported: bool, *,
+                     change_detection: bool = False, restarts: bool = False,
+                     long_term: bool = False) -> None:
+    """Raise for a multi-objective study a sampler (``supported``: whether its acquisition
+    can be scalarised) or its settings cannot serve."""
+    if not study._is_multi_objective():
+        return
+    k = len(study.directions)
+    if not supported:
+        raise ValueError(
+            f"{sampler_name} supports single-objective studies only; this study has "
+            f"{k} objectives (GPUCBSampler, IGPUCBSampler and GPTSSampler support several)."
+        )
+    if change_detection:
+        raise ValueError(f"change_detection supports single-objective studies only; this "
+                         f"study has {k} objectives.")
+    if restarts:
+        raise ValueError(f"restarts=True supports single-objective studies only; this study "
+                         f"has {k} objectives.")
+    if long_term:
+        raise ValueError(
+            f"constraints=LongTermConstraints(...) supports single-objective studies only; "
+            f"this study has {k} objectives. constraints='auto' (the default) keeps each "
+            "trial to the points the constraint models admit."
+        )
+
+
+def check_single_objective(study: Study) -> None:
+    """Raise for a study with several objectives (reports and methods of one objective)."""
+    if study._is_multi_objective():
+        raise ValueError(
+            "optuna_gpbandit samplers support single-objective studies only; this study has "
+            f"{len(study.directions)} objectives."
+        )
+
+
+def objective_targets(study: Study, history: History, i: int) -> dict[int, float]:
+    """Objective ``i``'s values of the completed trials, oriented for maximisation."""
+    sign = -1.0 if study.directions[i] == StudyDirection.MINIMIZE else 1.0
+    return {t.number: sign * t.values[i] for t in history.completed}
+
+
+def stored_states(history: History, trial: FrozenTrial, k: int) -> list[dict | None]:
+    """Each objective's hyperparameters from the latest record (``None`` where there is none)."""
     previous = latest_state(history.all_trials, trial.number, key="objectives")
     stored = previous["objectives"] if previous is not None else []
-    rng = _randomness.trial_rng(sampler._seed, trial.number, _randomness.SAMPLE)
-    ctxs = []
-    for i, direction in enumerate(study.directions):
-        sign = -1.0 if direction == StudyDirection.MINIMIZE else 1.0
-        targets = {t.number: sign * t.values[i] for t in history.completed}
-        obs = build_observations(
-            history.completed, space, direction, sampler._standardize, design=design,
-            hallucinate=sampler._pending_mode == "hallucinate", targets=targets,
-            failed=failed if sampler._failures == "impute" else None,
-        )
-        prev = stored[i] if isinstance(stored, list) and i < len(stored) else None
-        fitted = sampler._capped_model(obs, space, trial, prev if isinstance(prev, dict) else None,
-                                       what=f"the GP of objective {i}")
-        if fitted is None:
-            return sampler._startup_point(space, trial.number), None
-        obs, model = fitted
-        bonus = _row_effects.width_bonus(obs, model.posterior, sampler._censoring)
-        ctxs.append(SelectionContext(study, trial, space, obs, model, rng, bonus,
-                                     feasibility=feasibility))
-    # The least deterministic objective decides whether evaluated points are done.
-    noisiest = max(ctxs, key=lambda c: c.model.posterior.effective_noise_var
-                   / c.model.posterior.params.scale)
-    pending_X = exclusion(noisiest.obs, noisiest.model, space, history, failed,
-                          None if feasibility is None else feasibility.infeasible)
-    ctxs = [dataclasses.replace(c, pending_X=pending_X) for c in ctxs]
-    weights = draw_weights(len(ctxs), _randomness.trial_rng(sampler._seed, trial.number,
-                                                            _randomness.WEIGHTS))
+    return [stored[i] if isinstance(stored, list) and i < len(stored)
+            and isinstance(stored[i], dict) else None for i in range(k)]
+
+
+def trial_weights(seed: int, number: int, k: int) -> np.ndarray:
+    """The scalarisation weights of trial ``number``: uniform on the simplex, from the trial's
+    own stream (drawn also when the trial moves toward feasibility: they are recorded)."""
+    return draw_weights(k, _randomness.trial_rng(seed, number, _randomness.WEIGHTS))
+
+
+def scalarised_choice(
+    ctxs: Sequence[SelectionContext], history: History, weights: np.ndarray, kind: str,
+    acquisition: Callable[[SelectionContext], tuple[Any, dict[str, Any]]],
+    maximise: Callable[[SelectionContext, Any, np.ndarray], np.ndarray],
+) -> tuple[np.ndarray, dict[str, Any]]:
+    """The maximiser of a random scalarisation of the objectives' acquisitions, and its
+    record."""
+    study = ctxs[0].study
     used = _varying_objectives(study, history)
-    record: dict[str, Any]
-    if feasibility is not None and not any_admitted(feasibility, space, ctxs[0]):
-        x, record = toward_feasibility(feasibility, ctxs[0], sampler._n_candidates,
-                                       sampler._n_local_search)
-    else:
-        parts, records = zip(*(sampler._acquisition(c) for c in ctxs))
-        reference = np.array([float(np.min(c.obs.y[c.obs.fit_rows])) for c in ctxs])
-        acq = Scalarized([parts[i] for i in used], weights[used] / weights[used].sum(),
-                         sampler._scalarization, reference[used])
-        warm = np.vstack([c.warm_starts()[:_N_WARM_STARTS] for c in ctxs])
-        x = sampler._maximise(ctxs[0], acq, warm)
-        record = {"per_objective": list(records)}
-        if used.size < len(ctxs):
-            record["scalarized_objectives"] = used.tolist()  # constant ones left out
+    parts, records = zip(*(acquisition(c) for c in ctxs))
+    reference = np.array([float(np.min(c.obs.y[c.obs.fit_rows])) for c in ctxs])
+    acq = Scalarized([parts[i] for i in used], weights[used] / weights[used].sum(), kind,
+                     reference[used])
+    warm = np.vstack([c.warm_starts()[:_N_WARM_STARTS] for c in ctxs])
+    record: dict[str, Any] = {"per_objective": list(records)}
+    if used.size < len(ctxs):
+        record["scalarized_objectives"] = used.tolist()  # constant ones left out
+    return maximise(ctxs[0], acq, warm), record
+
+
+def multi_record(ctxs: Sequence[SelectionContext], x: np.ndarray, weights: np.ndarray,
+                 kind: str) -> dict[str, Any]:
+    """The shared part of a multi-objective trial's record (per-objective lists)."""
     steps = [c.step_record(x) for c in ctxs]
-    record.update(
-        t=steps[0]["t"], weights=weights.tolist(), scalarization=sampler._scalarization,
+    return dict(
+        t=steps[0]["t"], weights=weights.tolist(), scalarization=kind,
         mu=[r["mu"] for r in steps], sigma=[r["sigma"] for r in steps],
         n_observed=steps[0]["n_observed"], n_posterior=[r["n_posterior"] for r in steps],
         refitted=[r["refitted"] for r in steps],
-        objectives=[c.model.state(space) for c in ctxs],
+        objectives=[c.model.state(c.space) for c in ctxs],
     )
-    record.update(extra)
-    return x, record
 
 
 def _varying_objectives(study: Study, history: History) -> np.ndarray:
