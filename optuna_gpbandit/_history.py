@@ -29,10 +29,8 @@ from optuna.storages._heartbeat import is_heartbeat_enabled
 from optuna.study import Study
 from optuna.trial import FrozenTrial, TrialState
 
-from optuna_gpbandit._storage import read_trial_json, write_trial_json
+from optuna_gpbandit._storage import PARAMS, STAMP, read_trial_json, write_trial_json
 
-PARAMS_KEY = "params"
-STAMP_KEY = "gpbandit:stamp"  # time.time() after the point was stored (a plain float attr)
 # A RUNNING trial is presumed dead after 10 x the longest finished run, and not before 5 min
 # [design choice]: a crashed worker's trial is RUNNING forever, so any finite limit retires it;
 # a generous one spares a slow healthy trial (a good configuration training long).
@@ -94,9 +92,9 @@ def write_sampled_params(
     record = {
         "params": {n: float(search_space[n].to_internal_repr(v)) for n, v in params.items()}
     }
-    write_trial_json(study, trial, PARAMS_KEY, record, rewrite=rewrite)
+    write_trial_json(study, trial, PARAMS, record, rewrite=rewrite)
     stamp = time.time()
-    study._storage.set_trial_system_attr(trial._trial_id, STAMP_KEY, stamp)
+    study._storage.set_trial_system_attr(trial._trial_id, STAMP, stamp)
     return stamp
 
 
@@ -112,13 +110,13 @@ def pending_point(
 ) -> tuple[dict[str, Any], float] | None:
     """The full point of a trial in ``search_space`` and its time stamp (``-inf`` if unknown),
     or ``None``."""
-    stamp = trial.system_attrs.get(STAMP_KEY)
+    stamp = trial.system_attrs.get(STAMP)
     stamp = float(stamp) if isinstance(stamp, (int, float)) else -math.inf
     if trial.state == TrialState.WAITING:
         known = dict(trial.system_attrs.get("fixed_params") or {})
     else:
         known = {}
-        stored = read_trial_json(trial, PARAMS_KEY)
+        stored = read_trial_json(trial, PARAMS)
         if isinstance(stored, dict) and isinstance(stored.get("params"), dict):
             for name, internal in stored["params"].items():
                 dist = search_space.get(name)

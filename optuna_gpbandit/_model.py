@@ -25,7 +25,7 @@ from optuna.trial import FrozenTrial
 from optuna_gpbandit import _randomness
 from optuna_gpbandit._observations import Observations, limit_rows
 from optuna_gpbandit._space import EncodedSpace
-from optuna_gpbandit._storage import read_trial_json
+from optuna_gpbandit._storage import STATE, read_trial_json
 from optuna_gpbandit.gp.fit import fit_hyperparameters
 from optuna_gpbandit._row_effects import imputed_noise
 from optuna_gpbandit.gp.kernels import check_kernel_name
@@ -34,7 +34,6 @@ from optuna_gpbandit._arguments import check_int, check_number
 
 _logger = get_logger(__name__)
 
-STATE_KEY = "state"
 
 
 MIN_LENGTHSCALE = 1e-6
@@ -113,7 +112,7 @@ def latest_state(trials: list[FrozenTrial], before_number: int,
     record holding ``key``: ``"gp"`` for one objective, ``"objectives"`` for several)."""
     for t in sorted(trials, key=lambda t: t.number, reverse=True):
         if t.number < before_number:
-            state = read_trial_json(t, STATE_KEY)
+            state = read_trial_json(t, STATE)
             if isinstance(state, dict) and key in state:
                 return state
     return None

@@ -42,9 +42,8 @@ from optuna.trial import FrozenTrial, TrialState
 
 from optuna_gpbandit._history import History
 from optuna_gpbandit._notices import INFO, WARNING, log_once
-from optuna_gpbandit._storage import read_trial_json, write_trial_json
+from optuna_gpbandit._storage import FINISH, read_trial_json, write_trial_json
 
-FINISH_KEY = "finish"
 PENDING_MODES = ("censor", "ignore", "hallucinate")
 DEFAULT_PENDING = "hallucinate"
 # A new point stays this far (max over encoded columns) from every pending point, halved while
@@ -191,7 +190,7 @@ def record_finish(study: Study, trial: FrozenTrial, mode: str, cfg: Censoring) -
         return
     n = study._storage.get_n_trials(study._study_id)
     try:
-        write_trial_json(study, trial, FINISH_KEY, int(n))
+        write_trial_json(study, trial, FINISH, int(n))
     except UpdateFinishedTrialError:  # told twice, or finished by someone else
         pass
 
@@ -228,7 +227,7 @@ def trial_delay(
     """
     if unit == "seconds":
         return _seconds(trial.datetime_start, trial.datetime_complete) or 0.0
-    n = read_trial_json(trial, FINISH_KEY)
+    n = read_trial_json(trial, FINISH)
     if isinstance(n, int):
         return float(max(n - trial.number - 1, 0))
     end = trial.datetime_complete

@@ -35,10 +35,9 @@ from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
 from optuna_gpbandit._history import History
-from optuna_gpbandit._model import STATE_KEY
 from optuna_gpbandit._notices import INFO, log_once
 from optuna_gpbandit._space import EncodedSpace
-from optuna_gpbandit._storage import read_trial_json
+from optuna_gpbandit._storage import STATE, read_trial_json
 from optuna_gpbandit.gp.posterior import GPPosterior
 
 RESTART_PATIENCE = 10  # consecutive settled trials [design choice]
@@ -106,7 +105,7 @@ def replay(trials: list[FrozenTrial], direction: StudyDirection) -> Restarts:
         lo, hi = min(lo, v), max(hi, v)
         gained = v > best + MIN_GAIN * (hi - lo)
         best = max(best, v)
-        rec = None if gained else read_trial_json(t, STATE_KEY)  # a gain ends the streak
+        rec = None if gained else read_trial_json(t, STATE)  # a gain ends the streak
         streak = streak + 1 if _certain(rec) else 0
         unexplored = _number(rec, UNEXPLORED_KEY) if isinstance(rec, dict) else None
         if streak >= RESTART_PATIENCE and unexplored is not None and unexplored >= UNEXPLORED_SD:

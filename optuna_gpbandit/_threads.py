@@ -25,7 +25,14 @@ _limiter: Any = None
 
 @functools.lru_cache(maxsize=1)
 def _controller() -> ThreadpoolController:
-    """One controller per process (inspecting the loaded libraries costs ~0.5 ms)."""
+    """One controller per process (inspecting the loaded libraries costs ~0.5 ms).
+
+    SciPy is imported on first use (not at package import), and its BLAS may be another library
+    than NumPy's: it is loaded here first, so that the controller sees, and limits, the BLAS the
+    GP computations run on from the first suggestion of a process on (else a fresh process's
+    first suggestions ran multi-threaded, with other rounding than a resumed one's)."""
+    import scipy.linalg  # noqa: F401
+
     return ThreadpoolController()
 
 

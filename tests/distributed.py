@@ -363,9 +363,9 @@ def _pending_from(t: FrozenTrial) -> datetime.datetime | None:
     is created, and only then reads the history and chooses; a trial that completes in between
     is an observation to it, and choosing that point again is a sequential repeat (allowed on
     objectives that look noisy), not two workers at one point."""
-    from optuna_gpbandit._history import STAMP_KEY
+    from optuna_gpbandit._storage import STAMP
 
-    stamp = t.system_attrs.get(STAMP_KEY)
+    stamp = t.system_attrs.get(STAMP)
     if isinstance(stamp, (int, float)) and t.datetime_start is not None:
         return max(t.datetime_start, datetime.datetime.fromtimestamp(stamp))
     return t.datetime_start

@@ -15,7 +15,7 @@ from optuna_gpbandit import (
     IGPUCBSampler,
     LongTermConstraints,
 )
-from optuna_gpbandit._storage import read_trial_json
+from optuna_gpbandit._storage import MULTIPLIERS, STATE, read_trial_json
 from optuna_gpbandit.report import constraint_report
 
 DISTS = {"x": FloatDistribution(0.0, 6.0), "y": FloatDistribution(0.0, 6.0)}
@@ -43,7 +43,7 @@ def _next(study):
     t = study.ask()
     params = {"x": t.suggest_float("x", 0.0, 6.0), "y": t.suggest_float("y", 0.0, 6.0)}
     frozen = study.get_trials(deepcopy=False)[t.number]
-    return t, params, read_trial_json(frozen, "multipliers")
+    return t, params, read_trial_json(frozen, MULTIPLIERS)
 
 
 def _sampler(**kw):
@@ -119,7 +119,7 @@ def test_set_constraint_and_constraints_func_feed_the_same_multipliers():
                    n_trials=8)
     for t in study.trials:
         assert t.system_attrs["constraints"] == (_toy_g(t.params["x"], t.params["y"]),)
-    assert read_trial_json(study.trials[-1], "multipliers")["epoch"] == 2
+    assert read_trial_json(study.trials[-1], MULTIPLIERS)["epoch"] == 2
 
 
 def test_direction_does_not_change_suggestions():
@@ -150,7 +150,7 @@ def test_noisy_variant_widens_r_by_the_noise_factor():
     study = optuna.create_study(direction="maximize", sampler=_sampler(variant="noisy", R=0.1))
     _add_history(study)
     t, _, mult = _next(study)
-    record = read_trial_json(study.get_trials()[t.number], "state")
+    record = read_trial_json(study.get_trials()[t.number], STATE)
     assert record["R"] == pytest.approx(0.1 * mult["noise_factor"])
     assert record["multipliers"] == mult
 
@@ -163,7 +163,7 @@ def test_noisy_variant_with_fitted_noise_counts_the_inflation_once():
     _add_history(study)
     t, _, mult = _next(study)
     assert mult["noise_factor"] > 1.0
-    record = read_trial_json(study.get_trials()[t.number], "state")
+    record = read_trial_json(study.get_trials()[t.number], STATE)
     gp = record["gp"]
     assert record["R"] == pytest.approx(math.sqrt(gp["noise_var"] / gp["scale"]))
     L = mult["epoch"] + 1  # no n_trials_hint: L is the current epoch, 1-based
@@ -204,7 +204,7 @@ def test_epoch_history_restarts_each_epoch_from_a_quasi_random_point():
     _add_history(study, G_VALUES[:6])  # two full epochs: the next trial opens epoch 2
     t, _, record = _next(study)
     assert record is None  # no GP step: the epoch has no trial yet
-    assert read_trial_json(study.get_trials()[t.number], "state") is None
+    assert read_trial_json(study.get_trials()[t.number], STATE) is None
 
 
 def test_bad_constraint_arguments():

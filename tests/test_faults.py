@@ -22,7 +22,7 @@ from optuna.trial import TrialState
 
 import distributed
 from optuna_gpbandit import Censoring, GPUCBSampler
-from optuna_gpbandit._storage import read_trial_json
+from optuna_gpbandit._storage import STATE, read_trial_json
 
 pytestmark = pytest.mark.distributed
 
@@ -68,7 +68,7 @@ def _warm_up(storage, name, n=8):
 
 
 def _state(trial):
-    return read_trial_json(trial, "state")
+    return read_trial_json(trial, STATE)
 
 
 def test_killed_worker_without_heartbeat_is_retired_by_the_window_and_the_age_limit(tmp_path):

@@ -100,13 +100,13 @@ def test_a_lengthscale_list_of_the_wrong_length_says_so():
 def test_a_corrupt_stored_state_is_ignored_with_a_warning(caplog):
     import json
 
-    from optuna_gpbandit._storage import read_trial_json
+    from optuna_gpbandit._storage import STATE, read_trial_json
 
     study = optuna.create_study(sampler=GPUCBSampler(seed=0))
     study.optimize(_branin, n_trials=7)
     copy_ = optuna.create_study(sampler=GPUCBSampler(seed=0))
     for t in study.trials:
-        state = read_trial_json(t, "state")
+        state = read_trial_json(t, STATE)
         if state is not None:
             state["n_fit"] = "abc"
             attrs = {k: v for k, v in t.system_attrs.items() if not k.startswith("gpbandit:state")}
@@ -239,3 +239,21 @@ def test_an_empty_constraints_func_result_is_named_as_such(caplog):
         study.optimize(lambda t: t.suggest_float("x", 0, 1) ** 2, n_trials=7)
     text = " ".join(r.getMessage() for r in caplog.records)
     assert "returned an empty sequence for" in text and "raised" not in text
+
+
+def test_the_first_suggestion_of_a_process_runs_on_one_blas_thread():
+    """SciPy loads on first use; its BLAS must still be limited from the first suggestion on
+    (it was not: a fresh process's first suggestions ran multi-threaded and a study resumed in
+    a new process drifted from the uninterrupted run by rounding)."""
+    import subprocess
+    import sys
+
+    code = ("from threadpoolctl import threadpool_info\n"
+            "from optuna_gpbandit._threads import single_threaded_blas\n"
+            "with single_threaded_blas():\n"
+            "    import scipy.linalg\n"
+            "    print(max(i['num_threads'] for i in threadpool_info() "
+            "if i['user_api'] == 'blas'))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=600, check=True)
+    assert out.stdout.strip() == "1", out.stdout

@@ -9,7 +9,7 @@ from optuna.trial import TrialState
 
 from optuna_gpbandit import (ConstrainedGPUCBSampler, GPTSSampler, GPUCBCPDSampler, GPUCBSampler,
                              IGPUCBSampler)
-from optuna_gpbandit._storage import read_trial_json
+from optuna_gpbandit._storage import STATE, read_trial_json
 from optuna_gpbandit.acquisition.scalarize import Scalarized, draw_weights
 from optuna_gpbandit.changepoint import ChangeDetection
 from optuna_gpbandit.constraints import LongTermConstraints, trial_constraints
@@ -98,7 +98,7 @@ def test_each_trial_draws_its_own_weights_reproducibly(scalarization):
         study.optimize(lambda t: (t.suggest_float("x", 0, 1), t.suggest_float("y", 0, 1)),
                        n_trials=9)
         runs.append([t.params for t in study.trials])
-        records = [read_trial_json(t, "state") for t in study.trials[5:]]
+        records = [read_trial_json(t, STATE) for t in study.trials[5:]]
         weights = [tuple(r["weights"]) for r in records]
         assert len(set(weights)) == len(weights)  # one draw per trial
         assert all(r["scalarization"] == scalarization for r in records)
@@ -110,7 +110,7 @@ def test_hyperparameters_are_stored_per_objective_and_reused():
     study = optuna.create_study(directions=["minimize", "minimize"],
                                 sampler=GPUCBSampler(seed=0))
     study.optimize(_zdt1, n_trials=46)  # beyond 40 observations a refit waits for 5 % growth
-    records = [read_trial_json(t, "state") for t in study.trials[5:]]
+    records = [read_trial_json(t, STATE) for t in study.trials[5:]]
     assert any(not any(r["refitted"]) for r in records)  # stored state reused between refits
     last = records[-1]["objectives"]
     assert last[0]["gp"]["lengthscales"] != last[1]["gp"]["lengthscales"]
@@ -129,7 +129,7 @@ def test_failed_and_pending_trials_are_handled_per_objective():
     _zdt1(nxt)
     gap = lambda a, b: max(abs(a.params[k] - b.params[k]) for k in a.params)
     assert gap(nxt, running) > 1e-3 and gap(nxt, failed) > 1e-3
-    assert read_trial_json(study.trials[-1], "state")["pending"]["pending"] == 1
+    assert read_trial_json(study.trials[-1], STATE)["pending"]["pending"] == 1
 
 
 def test_constraints_keep_the_front_feasible():

@@ -9,7 +9,7 @@ from optuna.distributions import CategoricalDistribution, FloatDistribution
 
 from optuna_gpbandit import GPTSSampler
 from optuna_gpbandit._space import EncodedSpace
-from optuna_gpbandit._storage import read_trial_json
+from optuna_gpbandit._storage import STATE, read_trial_json
 from optuna_gpbandit.acquisition.pathwise import SamplePath
 from optuna_gpbandit.gp.posterior import GPParams, GPPosterior
 
@@ -89,7 +89,7 @@ def test_path_draw_is_the_default_and_is_reproducible():
         study = optuna.create_study(sampler=GPTSSampler(seed=4))
         study.optimize(_objective, n_trials=12)
         runs.append([t.params for t in study.trials])
-        assert read_trial_json(study.trials[-1], "state")["draw"] == "path"
+        assert read_trial_json(study.trials[-1], STATE)["draw"] == "path"
     assert runs[0] == runs[1]
 
 
@@ -105,7 +105,7 @@ def test_path_draw_beats_random_search():
 def test_candidates_draw_and_errors():
     study = optuna.create_study(sampler=GPTSSampler(seed=1, draw="candidates"))
     study.optimize(_objective, n_trials=8)
-    assert "draw" not in read_trial_json(study.trials[-1], "state")
+    assert "draw" not in read_trial_json(study.trials[-1], STATE)
     with pytest.raises(ValueError, match="draw"):
         GPTSSampler(draw="grid")
     with pytest.raises(ValueError, match="n_features"):

@@ -12,11 +12,11 @@ from optuna.trial import FrozenTrial, TrialState
 
 from optuna_gpbandit import Censoring, GPTSSampler, GPUCBSampler, IGPUCBSampler
 from optuna_gpbandit import _history
-from optuna_gpbandit._pending import FINISH_KEY, PENDING_SPREAD, build_design, trial_delay
+from optuna_gpbandit._pending import PENDING_SPREAD, build_design, trial_delay
 from optuna_gpbandit._history import collect_history
 from optuna_gpbandit._observations import build_observations
 from optuna_gpbandit._space import EncodedSpace
-from optuna_gpbandit._storage import read_trial_json
+from optuna_gpbandit._storage import FINISH, PARAMS, STATE, read_trial_json
 from optuna_gpbandit.gp.posterior import GPParams, GPPosterior
 
 from conftest import ALL_SAMPLERS
@@ -52,7 +52,7 @@ def _min_pair_distance(P):
 
 
 def _state(trial):
-    return read_trial_json(trial, "state")
+    return read_trial_json(trial, STATE)
 
 
 def _frozen(number, state, params, value=None, start=None, complete=None, attrs=None):
@@ -79,7 +79,7 @@ def _history_of(trials, current):
 # ------------------------------------------------------------------ label table (spec 8.1, 8.9)
 def test_design_rows_follow_the_label_table():
     p = {"x": 0.1, "y": 0.2}
-    fin = lambda n: {f"gpbandit:{FINISH_KEY}:0": str(n)}  # noqa: E731
+    fin = lambda n: {f"{FINISH}:0": str(n)}  # noqa: E731
     trials = [
         _frozen(0, TrialState.COMPLETE, p, 1.0, attrs=fin(1)),  # delay 0
         _frozen(1, TrialState.COMPLETE, p, 1.0, attrs=fin(6)),  # delay 4 > m=3: late
@@ -149,7 +149,7 @@ def test_sequential_runs_have_delay_zero():
     )
     study.optimize(lambda t: _f(*_suggest(t)), n_trials=8)
     trials = study.get_trials()
-    assert all(read_trial_json(t, FINISH_KEY) == t.number + 1 for t in trials)
+    assert all(read_trial_json(t, FINISH) == t.number + 1 for t in trials)
     assert all(trial_delay(t, trials, "trials") == 0 for t in trials)
 
 
@@ -397,7 +397,7 @@ def test_sampled_params_are_stored_for_other_workers():
     t = study.ask()
     x, y = _suggest(t)
     frozen = study.get_trials()[t.number]
-    assert read_trial_json(frozen, "params")["params"] == {"x": x, "y": y}
+    assert read_trial_json(frozen, PARAMS)["params"] == {"x": x, "y": y}
     assert frozen.system_attrs["gpbandit:stamp"] > 0
 
 

@@ -29,7 +29,7 @@ from optuna_gpbandit import (
     GPUCBSampler,
     IGPUCBSampler,
 )
-from optuna_gpbandit._storage import read_trial_json
+from optuna_gpbandit._storage import MULTIPLIERS, STATE, read_trial_json
 
 import distributed
 
@@ -58,7 +58,7 @@ def assert_valid_params(study: optuna.Study) -> None:
 
 
 def gp_states(study: optuna.Study) -> list[dict]:
-    found = (read_trial_json(t, "state") for t in study.get_trials(deepcopy=False))
+    found = (read_trial_json(t, STATE) for t in study.get_trials(deepcopy=False))
     return [s for s in found if s is not None]
 
 
@@ -117,7 +117,7 @@ def test_only_failed_and_pruned_trials_so_far(name):
     assert all(t.state == TrialState.COMPLETE for t in study.trials[8:])
     assert_valid_params(study)
     # The GP starts only after n_startup_trials COMPLETE trials.
-    first_gp = min(t.number for t in study.trials if read_trial_json(t, "state") is not None)
+    first_gp = min(t.number for t in study.trials if read_trial_json(t, STATE) is not None)
     assert first_gp >= 8 + 5 - (1 if name == "GPUCBCPDSampler" else 0) - 1
 
 
@@ -256,7 +256,7 @@ def test_bad_constraint_values_are_skipped_with_a_warning(name, caplog):
     assert_valid_params(study)
     messages = " ".join(r.getMessage() for r in caplog.records).lower()
     assert "skip" in messages
-    multipliers = [m for m in (read_trial_json(t, "multipliers") for t in study.trials) if m]
+    multipliers = [m for m in (read_trial_json(t, MULTIPLIERS) for t in study.trials) if m]
     assert multipliers
     for m in multipliers:
         assert all(math.isfinite(v) for v in m["log_kappa"]), m

@@ -5,7 +5,7 @@ import optuna
 import pytest
 
 from optuna_gpbandit import GPUCBSampler, regret_report
-from optuna_gpbandit._storage import read_trial_json
+from optuna_gpbandit._storage import STATE, read_trial_json
 from optuna_gpbandit.gp import GPParams, information_gain
 from optuna_gpbandit.gp.kernels import Kernel
 
@@ -53,7 +53,7 @@ def test_information_gain_from_sampler_state_matches_its_records():
     study = optuna.create_study(sampler=sampler)
     study.optimize(lambda t: (t.suggest_float("x", 0, 1) - 0.3) ** 2, n_trials=12)
     rep = regret_report(study, 0.0)
-    last = read_trial_json(study.trials[-1], "state")
+    last = read_trial_json(study.trials[-1], STATE)
     assert rep.total_information_gain == pytest.approx(last["info_gain"] + last["info_gain_inc"], abs=1e-9)
     assert np.all(np.diff(rep.information_gain) > 0)
 

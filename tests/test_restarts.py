@@ -14,11 +14,10 @@ from optuna.study import StudyDirection
 from optuna.trial import TrialState, create_trial
 
 from optuna_gpbandit import GPTSSampler, GPUCBSampler, IGPUCBSampler
-from optuna_gpbandit._model import STATE_KEY
 from optuna_gpbandit._restarts import (CERTAIN_SD, MIN_GAIN, RESTART_PATIENCE, UNEXPLORED_KEY,
                                        UNEXPLORED_SD, replay, restart_points, unexplored)
-from optuna_gpbandit._storage import PREFIX
 from optuna_gpbandit.changepoint import ChangeDetection
+from optuna_gpbandit._storage import STATE
 
 _DIST = {"x": FloatDistribution(0.0, 1.0)}
 _T0 = datetime.datetime(2026, 1, 1)
@@ -28,7 +27,7 @@ def _trial(number: int, value: float, sd: float | None, state: TrialState = Tria
            unexplored: float = 0.9):
     attrs = {}
     if sd is not None:  # a model trial: its record holds the posterior sd at its point
-        attrs[f"{PREFIX}{STATE_KEY}:0"] = json.dumps(
+        attrs[f"{STATE}:0"] = json.dumps(
             {"sigma": 2.0 * sd, "y_scale": 2.0, UNEXPLORED_KEY: unexplored})
     t = create_trial(params={"x": 0.5}, distributions=_DIST, system_attrs=attrs, state=state,
                      value=value if state == TrialState.COMPLETE else None)
@@ -160,11 +159,11 @@ def test_sampler_restarts_and_the_model_sees_only_the_new_segment(cls, caplog, m
     starts = restart_points(study.trials, study.direction)
     assert starts, "a 2-D quadratic settles within 70 trials"
     s = starts[0]
-    last = json.loads(study.trials[s - 1].system_attrs[f"{PREFIX}{STATE_KEY}:0"])
+    last = json.loads(study.trials[s - 1].system_attrs[f"{STATE}:0"])
     assert 0.0 <= last[UNEXPLORED_KEY] <= 1.0  # measured by the trial completing the streak
     for t in study.trials[s:s + 5]:  # a fresh start-up design: no model record
-        assert f"{PREFIX}{STATE_KEY}:0" not in t.system_attrs
-    rec = json.loads(study.trials[s + 5].system_attrs[f"{PREFIX}{STATE_KEY}:0"])
+        assert f"{STATE}:0" not in t.system_attrs
+    rec = json.loads(study.trials[s + 5].system_attrs[f"{STATE}:0"])
     assert rec["restart_start"] == s and rec["n_observed"] == 5
     assert sum(f"restart 1 at trial {s}" in r.getMessage() for r in caplog.records) == 1
     # The study keeps its best trial (from before the restart, or better).
@@ -176,8 +175,8 @@ def test_sampler_restarts_and_the_model_sees_only_the_new_segment(cls, caplog, m
 def test_default_never_restarts():
     study = optuna.create_study(sampler=GPUCBSampler(seed=0))
     study.optimize(_flat_with_bump, n_trials=40)
-    records = [json.loads(t.system_attrs[f"{PREFIX}{STATE_KEY}:0"]) for t in study.trials
-               if f"{PREFIX}{STATE_KEY}:0" in t.system_attrs]
+    records = [json.loads(t.system_attrs[f"{STATE}:0"]) for t in study.trials
+               if f"{STATE}:0" in t.system_attrs]
     assert records and all("restart_start" not in r for r in records)
     assert records[-1]["n_observed"] == 39  # every earlier trial
 
@@ -226,7 +225,7 @@ def test_restarts_with_parallel_workers(monkeypatch):
     # record then names that later start, and the model forgets its result, as any older one.)
     named = set()
     for t in study.trials:
-        rec = t.system_attrs.get(f"{PREFIX}{STATE_KEY}:0")
+        rec = t.system_attrs.get(f"{STATE}:0")
         if rec is not None and "restart_start" in json.loads(rec):
             named.add(json.loads(rec)["restart_start"])
     assert named and named <= set(starts)

@@ -9,13 +9,13 @@ import pytest
 from optuna.trial import TrialState
 
 from optuna_gpbandit import GPTSSampler, GPUCBSampler, IGPUCBSampler
-from optuna_gpbandit._storage import read_trial_json
+from optuna_gpbandit._storage import STATE, read_trial_json
 
 from conftest import ALL_SAMPLERS
 
 
 def _state(trial):
-    return read_trial_json(trial, "state")
+    return read_trial_json(trial, STATE)
 
 
 def _params_seq(study):

@@ -13,7 +13,7 @@ from optuna.distributions import CategoricalDistribution, FloatDistribution, Int
 from optuna_gpbandit import GPTSSampler, GPUCBSampler, IGPUCBSampler
 from optuna_gpbandit._maximize import _line_values, maximize_acquisition
 from optuna_gpbandit._space import RELAX_THRESHOLD, EncodedSpace
-from optuna_gpbandit._storage import read_trial_json
+from optuna_gpbandit._storage import PARAMS, STATE, read_trial_json
 
 SAMPLERS = [GPUCBSampler, GPTSSampler, IGPUCBSampler]
 WIDE = {  # the study test suggests these same distributions
@@ -63,8 +63,8 @@ def test_study_with_wide_parameter_gives_valid_gp_values(sampler_cls, kind):
     for t in trials:
         assert _valid(dist, t.params["v"]), t.params
     for t in trials[3:]:  # GP rounds: the sampled point is the one used (Optuna kept it)
-        assert read_trial_json(t, "state") is not None
-        stored = read_trial_json(t, "params")["params"]
+        assert read_trial_json(t, STATE) is not None
+        stored = read_trial_json(t, PARAMS)["params"]
         assert stored["v"] == float(dist.to_internal_repr(t.params["v"]))
         assert stored["x"] == t.params["x"]
 

@@ -19,15 +19,12 @@ from optuna_gpbandit.changepoint.sequential import Prediction, ResidualTest
 from optuna_gpbandit.changepoint.settings import CPDSettings
 from optuna_gpbandit.changepoint.statistic import Domain
 from optuna_gpbandit._threads import PicklableLock
+from optuna_gpbandit._storage import CHANGE_POINTS, PREDICTION, ROLE
 
-ROLE_KEY = "gpbandit:role"
-"""Trial system attr: ``"uniform"`` (exploration), ``"model"`` or ``"external"`` (enqueued)."""
-CHANGE_POINTS_KEY = "gpbandit:change_points"
-"""Study system attr: the detected change points (informational; the replay is the truth)."""
-PREDICTION_KEY = "gpbandit:prediction"
-"""Trial system attr: ``[mean, sd, segment start, observations, spread]``, the model's prediction
-of the trial's value when it was asked and the spread of the values it was fitted on (their
-standardising scale; objective units; read by the residual test)."""
+# Public names of the storage attributes of change detection (see optuna_gpbandit._storage).
+ROLE_KEY = ROLE
+CHANGE_POINTS_KEY = CHANGE_POINTS
+PREDICTION_KEY = PREDICTION
 
 _logger = get_logger(__name__)
 

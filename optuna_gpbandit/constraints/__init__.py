@@ -1,6 +1,12 @@
-"""Long-term constraints (Shi & Eryilmaz, AISTATS 2022, Algorithms 2 and 3): the constraint stage.
+"""Constraints: the two rules of the constraint stage, from Optuna's constraint values.
 
-The problem: maximise ``f`` while every constraint holds *on average over time*,
+* **Feasible points** (the default, :class:`FeasibleConstraints`; Xu et al., ICML 2023,
+  CONFIG): one GP per constraint, the acquisition kept to the points whose constraint lower
+  confidence bounds are ``<= 0`` (:mod:`~optuna_gpbandit.constraints.feasible`).
+* **Long-term constraints** (:class:`LongTermConstraints`; Shi & Eryilmaz, AISTATS 2022,
+  Algorithms 2 and 3), described below.
+
+Long-term constraints. The problem: maximise ``f`` while every constraint holds *on average over time*,
 ``(1/T) sum_t g_j(x_t) <= 0``; a single trial may violate a constraint. This package turns the
 stored trials of a study into what the GP of a constrained sampler needs, as pure functions of the
 ordered trials (no sampler, no mutable algorithm state):
@@ -31,6 +37,8 @@ ordered trials (no sampler, no mutable algorithm state):
 
 Modules (one concern each; everything public is re-exported here):
 
+* :mod:`~optuna_gpbandit.constraints.feasible` -- the constraint GPs of the feasible-point rule
+  (:class:`FeasibleConstraints`, :class:`ConstraintModels`);
 * :mod:`~optuna_gpbandit.constraints.psi` -- the penalty shape ``psi`` of Algorithm 2;
 * :mod:`~optuna_gpbandit.constraints.data` -- reading constraint values from trials, the
   constraint matrix and the policy for unusable data;
@@ -80,8 +88,9 @@ term is at most ``exp(max_log_penalty)``. Algorithm 3's linear terms ``kappa_j g
 ``y``.
 
 Never write a system attr whose key starts with ``"constraints:"``: Optuna reads it as a
-constraint. Diagnostics go to ``gpbandit:multipliers`` (:data:`DIAGNOSTICS_KEY` with the package's
-JSON storage), via :meth:`MultiplierState.to_json`, and must never be read back as state.
+constraint. Diagnostics go to ``gpbandit:multipliers`` (:data:`DIAGNOSTICS_KEY`, chunked JSON:
+see :mod:`optuna_gpbandit._storage`), via :meth:`MultiplierState.to_json`, and must never be read
+back as state.
 """
 
 from __future__ import annotations

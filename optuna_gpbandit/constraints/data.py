@@ -12,13 +12,12 @@ import numpy as np
 from optuna.trial import FrozenTrial
 
 from optuna_gpbandit.constraints._checks import _check_names
+from optuna_gpbandit._storage import MULTIPLIERS, OPTUNA_CONSTRAINT_PREFIX, OPTUNA_CONSTRAINTS
 
-CONSTRAINTS_KEY = "constraints"
-"""System attr of ``constraints_func`` values (a sequence, or ``None`` if the function raised)."""
-CONSTRAINT_PREFIX = "constraints:"
-"""Prefix of the system attrs written by ``trial.set_constraint(name, value)``."""
-DIAGNOSTICS_KEY = "multipliers"
-"""Key (under the package prefix ``gpbandit:``) for :meth:`MultiplierState.to_json` records."""
+# Public names of the storage attributes of constraints (see optuna_gpbandit._storage).
+CONSTRAINTS_KEY = OPTUNA_CONSTRAINTS
+CONSTRAINT_PREFIX = OPTUNA_CONSTRAINT_PREFIX
+DIAGNOSTICS_KEY = MULTIPLIERS
 
 
 class ConstraintDataError(ValueError):

@@ -21,8 +21,8 @@ import optuna
 from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
-from optuna_gpbandit._model import STATE_KEY, latest_state
-from optuna_gpbandit._storage import read_trial_json
+from optuna_gpbandit._model import latest_state
+from optuna_gpbandit._storage import STATE, read_trial_json
 from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit.gp.posterior import GPParams, GPPosterior
 
@@ -75,7 +75,7 @@ def sampler_record(trial: FrozenTrial) -> dict | None:
     ``info_gain_inc`` (of the new point), ``refitted``, ``n_fit`` and ``gp`` (hyperparameters).
     Startup and independent-sampler trials have no record.
     """
-    return read_trial_json(trial, STATE_KEY)
+    return read_trial_json(trial, STATE)
 
 
 def pending_counts(study: Study) -> dict[str, int] | None:

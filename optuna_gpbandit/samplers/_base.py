@@ -31,13 +31,13 @@ from optuna_gpbandit._arguments import check_bool, check_int, check_number, chec
 from optuna_gpbandit._failures import FailedRow
 from optuna_gpbandit._pending import Censoring, Design, resolve_pending
 from optuna_gpbandit._history import History, collect_history, write_sampled_params
-from optuna_gpbandit._model import (STATE_KEY, FittedModel, GPConfig, capped_fit, fit_model,
+from optuna_gpbandit._model import (FittedModel, GPConfig, capped_fit, fit_model,
                                     latest_state)
 from optuna_gpbandit._restarts import (RESTART_PATIENCE, UNEXPLORED_KEY, restart_stage,
                                        unexplored)
 from optuna_gpbandit._observations import Observations, build_observations, study_spread
 from optuna_gpbandit._space import EncodedSpace
-from optuna_gpbandit._storage import write_trial_json
+from optuna_gpbandit._storage import STATE, write_trial_json
 from optuna_gpbandit._threads import single_threaded_blas
 from optuna_gpbandit.changepoint import ChangeDetection
 from optuna_gpbandit.constraints import (ConstraintModels, FeasibleConstraints,
@@ -198,7 +198,7 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
             if self._pending_mode == "ignore" or not taken_meanwhile(
                 study, space, history, x, stamp
             ):
-                write_trial_json(study, trial, STATE_KEY, record)
+                write_trial_json(study, trial, STATE, record)
                 if self._change_detection is not None and not record.get("penalised"):
                     self._change_detection.store_prediction(
                         study, trial, record["mu"], record["pred_sd"],

@@ -15,8 +15,8 @@ from optuna_gpbandit._history import History
 from optuna_gpbandit._notices import WARNING, log_once
 from optuna_gpbandit._observations import oriented_values
 from optuna_gpbandit._space import EncodedSpace
-from optuna_gpbandit._storage import write_trial_json
-from optuna_gpbandit.constraints import (CONSTRAINTS_KEY, DIAGNOSTICS_KEY, ConstraintModels,
+from optuna_gpbandit._storage import MULTIPLIERS, OPTUNA_CONSTRAINTS, write_trial_json
+from optuna_gpbandit.constraints import (ConstraintModels,
                                          FeasibleConstraints, LongTermConstraints,
                                          trial_constraints)
 
@@ -65,7 +65,7 @@ def no_constraint_data(study: Study, trials: Sequence[FrozenTrial], sampler_name
                        n_startup_trials: int) -> None:
     """Warn once that constraints were asked for but no trial reports any."""
     if len(trials) >= max(n_startup_trials, 1):
-        n_empty = sum(1 for t in trials if t.system_attrs.get(CONSTRAINTS_KEY) in ([], ()))
+        n_empty = sum(1 for t in trials if t.system_attrs.get(OPTUNA_CONSTRAINTS) in ([], ()))
         log_once(study, "no-constraints", WARNING,
                  "%s: none of the %d completed trials reports constraint values "
                  "(trial.set_constraint(name, value) or constraints_func)%s; the "
@@ -136,6 +136,6 @@ def _long_term(constraints: LongTermConstraints, study: Study, trial: FrozenTria
     step.record["multipliers"] = full if small else stage.state.summary_json()
     # Multipliers change only between epochs: with many constraints, the first trial of an
     # epoch holds them all, the others a summary (nothing here is read back).
-    write_trial_json(study, trial, DIAGNOSTICS_KEY,
+    write_trial_json(study, trial, MULTIPLIERS,
                      full if small or stage.state.position == 0 else step.record["multipliers"])
     return step
