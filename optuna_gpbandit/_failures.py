@@ -39,7 +39,7 @@ import numpy as np
 from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
-from optuna_gpbandit._history import History, finite_result
+from optuna_gpbandit._history import History, direction_sign, finite_result
 from optuna_gpbandit._notices import INFO, WARNING, log_once
 
 FAILURE_MODES = ("impute", "ignore")
@@ -74,7 +74,7 @@ def _last_intermediate(trial: FrozenTrial) -> float | None:
 
 def failed_rows(history: History, direction: StudyDirection) -> list[FailedRow]:
     """Classify the history's failed trials (see the module table)."""
-    sign = -1.0 if direction == StudyDirection.MINIMIZE else 1.0
+    sign = direction_sign(direction)
     rows = []
     for p in history.failed:
         t = p.trial

@@ -26,7 +26,7 @@ from typing import Any
 
 from optuna.distributions import BaseDistribution
 from optuna.storages._heartbeat import is_heartbeat_enabled
-from optuna.study import Study
+from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
 from optuna_gpbandit._storage import PARAMS, STAMP, read_trial_json, write_trial_json
@@ -36,6 +36,12 @@ from optuna_gpbandit._storage import PARAMS, STAMP, read_trial_json, write_trial
 # a generous one spares a slow healthy trial (a good configuration training long).
 STALE_FACTOR = 10.0
 STALE_MIN_SECONDS = 300.0
+
+
+def direction_sign(direction: StudyDirection) -> float:
+    """``+1`` for a maximised objective, ``-1`` for a minimised one: the factor that orients
+    values so that larger is better (the one home of this rule)."""
+    return -1.0 if direction == StudyDirection.MINIMIZE else 1.0
 
 
 def finite_result(trial: FrozenTrial) -> bool:

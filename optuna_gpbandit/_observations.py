@@ -27,6 +27,7 @@ from optuna.trial import FrozenTrial, TrialState
 from optuna_gpbandit._pending import Design
 from optuna_gpbandit._failures import FailedRow, imputed_labels
 from optuna_gpbandit._space import EncodedSpace
+from optuna_gpbandit._history import direction_sign
 
 _logger = get_logger(__name__)
 _LARGE = 1e150  # magnitudes beyond which the standardiser rescales first
@@ -116,13 +117,9 @@ class Observations:
         return self.sign * (mean * self.scale + self.shift), sd * self.scale
 
 
-def _sign(direction: StudyDirection) -> float:
-    return -1.0 if direction == StudyDirection.MINIMIZE else 1.0
-
-
 def oriented_values(trials: list[FrozenTrial], direction: StudyDirection) -> np.ndarray:
     """Objective values with the sign that makes larger better, infinities clipped."""
-    y = _sign(direction) * np.array([t.value for t in trials], dtype=float)
+    y = direction_sign(direction) * np.array([t.value for t in trials], dtype=float)
     finite = np.isfinite(y)
     if not finite.all():
         _logger.warning(
@@ -196,7 +193,7 @@ def build_observations(
     if standardize and scale_floor is not None and math.isfinite(scale_floor):
         scale = max(scale, scale_floor)
     y = _standardize(y_raw, shift, scale)
-    sign = _sign(direction)
+    sign = direction_sign(direction)
     censored = 0.0
     if rows and not hallucinate:
         censored = float(y.min()) if y.size else 0.0

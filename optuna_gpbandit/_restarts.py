@@ -34,7 +34,7 @@ import numpy as np
 from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
-from optuna_gpbandit._history import History
+from optuna_gpbandit._history import History, direction_sign
 from optuna_gpbandit._notices import INFO, log_once
 from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit._storage import STATE, read_trial_json
@@ -92,7 +92,7 @@ def replay(trials: list[FrozenTrial], direction: StudyDirection) -> Restarts:
     of trial k keeps the trials started after it (the first new segment's number is that of
     the first trial started later; in a sequential study, k + 1).
     """
-    sign = 1.0 if direction == StudyDirection.MAXIMIZE else -1.0
+    sign = direction_sign(direction)
     done = sorted((t for t in trials if t.state == TrialState.COMPLETE and t.value is not None
                    and math.isfinite(t.value) and t.datetime_complete is not None),
                   key=lambda t: (t.datetime_complete, t.number))

@@ -31,7 +31,7 @@ def _controller() -> ThreadpoolController:
     than NumPy's: it is loaded here first, so that the controller sees, and limits, the BLAS the
     GP computations run on from the first suggestion of a process on (else a fresh process's
     first suggestions ran multi-threaded, with other rounding than a resumed one's)."""
-    import scipy.linalg  # noqa: F401
+    import scipy.linalg  # noqa: F401 (loads its BLAS)
 
     return ThreadpoolController()
 

@@ -15,6 +15,7 @@ from optuna_gpbandit import (
     IGPUCBSampler,
     LongTermConstraints,
 )
+from optuna_gpbandit.constraints import constrained_beta
 from optuna_gpbandit._storage import MULTIPLIERS, STATE, read_trial_json
 from optuna_gpbandit.report import constraint_report
 
@@ -153,6 +154,10 @@ def test_noisy_variant_widens_r_by_the_noise_factor():
     record = read_trial_json(study.get_trials()[t.number], STATE)
     assert record["R"] == pytest.approx(0.1 * mult["noise_factor"])
     assert record["multipliers"] == mult
+    # the sampler's width is the library's constrained_beta (one rule, Shi & Eryilmaz Alg. 3)
+    L = mult["epoch"] + 1
+    assert record["beta"] == pytest.approx(
+        constrained_beta(record["gamma"], 0.5, 0.1, 0.1, L, kappa=mult["kappa"]), rel=1e-12)
 
 
 def test_noisy_variant_with_fitted_noise_counts_the_inflation_once():

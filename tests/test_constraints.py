@@ -44,7 +44,6 @@ from optuna_gpbandit.constraints import (
 DIST = {"x": FloatDistribution(0.0, 1.0)}
 EXP = make_psi("exp", c=1.0)
 POLY = make_psi("poly", c=1.0, n=2.0)
-LOGGER = "optuna_gpbandit.constraints"
 
 
 def _trial(number, value=1.0, g=None, named=None, state=TrialState.COMPLETE, attrs=None):
@@ -257,16 +256,42 @@ def test_huge_constraint_values_clip_and_stay_finite():
     json.dumps(state.to_json(all_means=True), allow_nan=False)
 
 
-def test_huge_constraints_through_config_warn_once(caplog):
+def test_huge_constraints_through_config_are_clipped():
     cfg = LongTermConstraints("noiseless", epoch_length=3, scale=False)
-    trials = _trials([[1e4]] * 7)
-    with caplog.at_level(logging.WARNING, logger=LOGGER):
-        stage = cfg.prepare(trials)
-        cfg.prepare(trials)
-    assert stage.state.log_kappa == (50.0,)
+    stage = cfg.prepare(_trials([[1e4]] * 7))
+    assert stage.state.log_kappa == (50.0,) and stage.state.clipped
     assert np.all(np.isfinite(stage.targets(np.ones(7))))
-    clip_msgs = [r for r in caplog.records if "max_log_kappa" in r.getMessage()]
-    assert len(clip_msgs) == 1
+
+
+def test_clipping_and_skipped_trials_are_logged_once_per_study(caplog):
+    """The constraint step of a sampler says it (the config object keeps no warn-once state:
+    one instance may serve many studies)."""
+    from optuna.distributions import FloatDistribution
+    from optuna.trial import create_trial
+
+    from optuna_gpbandit import ConstrainedGPUCBSampler
+
+    rule = LongTermConstraints("noiseless", epoch_length=3, scale=False)
+    for _ in range(2):  # the same rule in two studies: each study is told
+        study = optuna.create_study(sampler=ConstrainedGPUCBSampler(
+            seed=0, mode="long_term", constraints=rule, n_startup_trials=2))
+        for i in range(7):
+            attrs = {} if i == 2 else {"constraints:g": 1e4}  # trial 2: no data, skipped
+            study.add_trial(create_trial(params={"x": i / 7},
+                                         distributions={"x": FloatDistribution(0, 1)},
+                                         value=float(i), system_attrs=attrs))
+
+        def objective(trial):
+            trial.set_constraint("g", 1e4)
+            return trial.suggest_float("x", 0, 1)
+
+        with caplog.at_level(logging.WARNING, logger="optuna_gpbandit"):
+            caplog.clear()
+            study.optimize(objective, n_trials=3)
+        messages = [r.getMessage() for r in caplog.records]
+        assert sum("max_log_kappa" in m for m in messages) == 1
+        skipped = [m for m in messages if "skipped by the long-term constraints" in m]
+        assert len(skipped) == 1 and "Trial 2" in skipped[0]
 
 
 @pytest.mark.parametrize("variant", ["noiseless", "noisy"])
@@ -451,39 +476,25 @@ def test_constraints_func_real_study_and_same_history_both_formats(tmp_path):
     (lambda n: _trial(n, g=["0.1", 0.0]), "value"),
     (lambda n: _trial(n, attrs={"constraints": 0.5}), "names"),  # not a sequence
 ])
-def test_unusable_trials_skip_or_raise(bad, reason, caplog):
+def test_unusable_trials_skip_or_raise(bad, reason):
     good = [[0.3, -0.1], [0.6, 0.2], [0.0, 0.4], [0.9, -0.5], [0.3, 0.3], [0.0, 0.0]]
     trials = [_trial(i, g=row) for i, row in enumerate(good[:2])]
     trials.append(bad(2))
     trials += [_trial(i + 3, g=row) for i, row in enumerate(good[2:])]
     clean = [_trial(i, g=row) for i, row in enumerate(good)]
 
-    with caplog.at_level(logging.WARNING, logger=LOGGER):
-        cfg = LongTermConstraints("noiseless", epoch_length=3, scale=False)
-        stage = cfg.prepare(trials)
-        cfg.prepare(trials)  # the same skipped trial is not reported twice
+    cfg = LongTermConstraints("noiseless", epoch_length=3, scale=False)
+    stage = cfg.prepare(trials)
     assert [s.number for s in stage.skipped] == [2] and stage.skipped[0].reason == reason
     assert 2 not in stage.numbers.tolist() and len(stage.trials) == 6
     ref = LongTermConstraints("noiseless", epoch_length=3, scale=False).prepare(clean).state
     assert stage.state.kappa == pytest.approx(ref.kappa) and stage.state.epoch == ref.epoch == 2
-    msgs = [r.getMessage() for r in caplog.records if "skipped" in r.getMessage()]
-    assert len(msgs) == 1 and "Trial 2" in msgs[0]
+    assert "Trial 2" in stage.skipped[0].message
 
     with pytest.raises(ConstraintDataError, match="Trial 2") as info:
         LongTermConstraints("noisy", epoch_length=3, scale=False, on_missing="raise").prepare(trials)
     assert info.value.reason == reason and info.value.number == 2
     assert isinstance(info.value, ValueError)
-
-
-def test_new_skipped_trial_warns_again(caplog):
-    cfg = LongTermConstraints("noiseless", epoch_length=3, scale=False)
-    trials = [_trial(0, g=[0.1]), _trial(1)]
-    with caplog.at_level(logging.WARNING, logger=LOGGER):
-        cfg.prepare(trials)
-        cfg.prepare(trials + [_trial(2, g=[0.2])])
-        cfg.prepare(trials + [_trial(2, g=[0.2]), _trial(3, named={"z": 1.0})])
-    msgs = [r.getMessage() for r in caplog.records if "skipped" in r.getMessage()]
-    assert len(msgs) == 2 and "Trial 1" in msgs[0] and "Trial 3" in msgs[1]
 
 
 def test_first_trial_without_data_is_skipped_once_others_have_data():

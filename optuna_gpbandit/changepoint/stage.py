@@ -20,6 +20,7 @@ from optuna_gpbandit.changepoint.settings import CPDSettings
 from optuna_gpbandit.changepoint.statistic import Domain
 from optuna_gpbandit._threads import PicklableLock
 from optuna_gpbandit._storage import CHANGE_POINTS, PREDICTION, ROLE
+from optuna_gpbandit._history import direction_sign
 
 # Public names of the storage attributes of change detection (see optuna_gpbandit._storage).
 ROLE_KEY = ROLE
@@ -147,7 +148,7 @@ class ChangeDetection(PicklableLock):
     def segment(self, study: Any, space: Any, trials: Sequence[Any]) -> Segment:
         """Replay the study's role-tagged COMPLETE trials (those holding every parameter of
         the encoded ``space``); log and store newly detected change points."""
-        sign = -1.0 if study.direction == StudyDirection.MINIMIZE else 1.0
+        sign = direction_sign(study.direction)
         done = [t for t in trials
                 if t.state == TrialState.COMPLETE and all(n in t.params for n in space.names)]
         X = space.encode_many([t.params for t in done])  # one vectorised pass, not one per trial

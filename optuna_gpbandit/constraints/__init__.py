@@ -74,7 +74,8 @@ by hand from an older study) does not decide them. A trial is *unusable* when it
 differ from the study's (another number of constraints, other keys), or when a value is not a
 finite real number (NaN, +-inf, a string, ...). With ``on_missing="skip"`` (default, as the spec
 suggests) an unusable trial is left out of everything (epoch map, multipliers, GP) and
-:class:`LongTermConstraints` logs one warning per skipped trial; with ``on_missing="raise"`` it
+the stage lists it in ``ConstraintStage.skipped`` (the sampler's constraint step logs the count
+once per study at 1, 2, 4, ... skipped trials); with ``on_missing="raise"`` it
 raises :class:`ConstraintDataError` (a ``ValueError``) naming the trial and the reason. If no trial
 has constraint data, ``m = 0``: every trial is kept and the targets are the objective values.
 
@@ -129,6 +130,7 @@ from optuna_gpbandit.constraints.multipliers import (
 )
 from optuna_gpbandit.constraints.penalties import (
     constrained_beta,
+    epoch_delta_factor,
     noise_width_factor,
     noiseless_penalties,
     noiseless_targets,
@@ -164,6 +166,7 @@ __all__ = [
     "Psi",
     "SkippedTrial",
     "constrained_beta",
+    "epoch_delta_factor",
     "constraint_matrix",
     "constraint_names",
     "constraint_vector",

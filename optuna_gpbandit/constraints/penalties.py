@@ -125,6 +125,12 @@ def constrained_beta(
     if not 0 < delta < 1:
         raise ValueError(f"delta must be in (0, 1), got {delta}.")
     L = _check_int("n_epochs", n_epochs, 1)
-    if kappa is None:
-        return igp_ucb_beta(gamma, B, R, delta / L)
-    return igp_ucb_beta(gamma, B, noise_width_factor(kappa) * R, delta / (2 * L))
+    noisy = kappa is not None
+    factor = noise_width_factor(kappa) if noisy else 1.0
+    return igp_ucb_beta(gamma, B, factor * R, delta * epoch_delta_factor(L, noisy))
+
+
+def epoch_delta_factor(n_epochs: int, noisy: bool) -> float:
+    """The factor of ``delta`` in the width inside the epochs: ``1 / L`` (Algorithm 2) or
+    ``1 / (2 L)`` (Algorithm 3, whose union bound also covers the constraint noise)."""
+    return 1.0 / ((2.0 if noisy else 1.0) * n_epochs)

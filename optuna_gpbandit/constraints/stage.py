@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
-from optuna.logging import get_logger
 from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
@@ -31,13 +30,14 @@ from optuna_gpbandit.constraints.multipliers import (
 )
 from optuna_gpbandit.constraints.penalties import (
     constrained_beta,
+    epoch_delta_factor,
     noiseless_penalties,
     noisy_penalties,
 )
 from optuna_gpbandit.constraints.psi import Psi, make_psi
+from optuna_gpbandit._history import direction_sign
 
 # The package's logger, as before the split into modules (users and tests filter on this name).
-_logger = get_logger("optuna_gpbandit.constraints")
 
 VARIANTS = ("noiseless", "noisy")
 _FAR_FUTURE = datetime.datetime.max
@@ -111,9 +111,14 @@ class ConstraintStage:
 
         A penalty always lowers the oriented target: it raises a minimised objective.
         """
-        sign = -1.0 if direction == StudyDirection.MINIMIZE else 1.0
+        sign = direction_sign(direction)
         values = np.array([t.value for t in self.trials], dtype=float)
         return self.targets(sign * values)
+
+    @property
+    def delta_factor(self) -> float:
+        """The factor of ``delta`` in the width (:func:`epoch_delta_factor`)."""
+        return epoch_delta_factor(self.n_epochs, self.state.variant == "noisy")
 
     def beta(self, gamma: float, B: float, R: float, delta: float) -> float:
         """:func:`constrained_beta` with this stage's ``L`` (and ``kappa`` for Algorithm 3)."""
@@ -263,8 +268,6 @@ class LongTermConstraints:
         if not isinstance(scale, (bool, np.bool_)):
             raise ValueError(f"scale must be a bool, got {scale!r}.")
         self.scale = bool(scale)
-        self._warned_skipped: set[int] = set()
-        self._warned_clip = False
 
     def __repr__(self) -> str:
         return (
@@ -310,7 +313,6 @@ class LongTermConstraints:
         matrix = constraint_matrix(
             self.counted_trials(trials), names=self.names, on_missing=self.on_missing
         )
-        self._warn_skipped(matrix.skipped)
         G, names = matrix.values, matrix.names
         scale, objective_scale = None, 1.0
         if self.scale and G.shape[1]:
@@ -329,13 +331,6 @@ class LongTermConstraints:
             state = recover_noiseless(
                 G, self.epoch_length, self.psi, kappa_init, self.max_log_kappa, names
             )
-            if state.clipped and not self._warned_clip:
-                self._warned_clip = True
-                _logger.warning(
-                    "log kappa reached max_log_kappa=%g (constraint means far above 0 for psi's "
-                    "scale); it is clipped. Consider psi='poly' or a smaller psi_c.",
-                    self.max_log_kappa,
-                )
         else:
             state = recover_noisy(
                 G, self.epoch_length, self.kappa_step, kappa_init if G.shape[1] else 0.0,
@@ -355,16 +350,4 @@ class LongTermConstraints:
             max_log_penalty=self.max_log_penalty,
             scale=scale,
             objective_scale=objective_scale,
-        )
-
-    def _warn_skipped(self, skipped: Sequence[SkippedTrial]) -> None:
-        new = [s for s in skipped if s.number not in self._warned_skipped]
-        if not new:
-            return
-        self._warned_skipped.update(s.number for s in new)
-        _logger.warning(
-            "%d trial(s) skipped by the long-term constraints (unusable constraint data; "
-            "on_missing='skip'), %d in total: %s",
-            len(new), len(skipped), "; ".join(s.message for s in new[:5])
-            + (" ..." if len(new) > 5 else ""),
         )

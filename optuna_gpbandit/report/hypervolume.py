@@ -15,11 +15,12 @@ from typing import Sequence
 
 import numpy as np
 from optuna._hypervolume import compute_hypervolume
-from optuna.study import Study, StudyDirection
+from optuna.study import Study
 from optuna.trial import TrialState
 
 from optuna_gpbandit._history import finite_result
 from optuna_gpbandit.constraints import trial_constraints
+from optuna_gpbandit._history import direction_sign
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,7 @@ def hypervolume_report(study: Study,
     if not study._is_multi_objective():
         raise ValueError("hypervolume_report needs a study with two or more objectives; "
                          "use regret_report for one objective.")
-    sign = np.array([1.0 if d == StudyDirection.MINIMIZE else -1.0 for d in study.directions])
+    sign = -np.array([direction_sign(d) for d in study.directions])  # losses: smaller is better
     trials = [t for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
               if finite_result(t)]
     trials.sort(key=lambda t: t.number)

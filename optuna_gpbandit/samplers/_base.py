@@ -296,7 +296,7 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
                           None if step.feasibility is None else step.feasibility.infeasible)
         if k == 1 and not deterministic(noisiest.model):
             log_repeats(study, trial, noisiest.obs, noisiest.model)
-        return [dataclasses.replace(c, pending_X=avoid) for c in ctxs]
+        return [dataclasses.replace(c, excluded=avoid) for c in ctxs]
 
     def _decide(self, ctxs: list[SelectionContext], history: History,
                 feasibility: ConstraintModels | None) -> tuple[np.ndarray, dict[str, Any]]:
@@ -353,9 +353,11 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
     def _fit(self, obs: Observations, space: EncodedSpace, previous: dict | None) -> FittedModel:
         return fit_model(obs, space, self._gp_config, previous, self._seed)
 
-    @abc.abstractmethod
     def _select(self, ctx: SelectionContext) -> tuple[np.ndarray, dict[str, Any]]:
-        """Return the encoded next point and a record of the step (e.g. the beta used)."""
+        """The encoded next point and a record of the step (e.g. the beta used): by default the
+        maximiser of the sampler's :meth:`_acquisition`."""
+        acq, record = self._acquisition(ctx)
+        return self._maximise(ctx, acq), record
 
     def _capped_model(self, obs: Observations, space: EncodedSpace, trial: FrozenTrial,
                       previous: dict | None,
@@ -365,11 +367,10 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
         return capped_fit(obs, space, self._max_posterior_points, rng,
                           lambda o: self._fit(o, space, previous), trial.number, what)
 
+    @abc.abstractmethod
     def _acquisition(self, ctx: SelectionContext) -> tuple[Any, dict[str, Any]]:
         """The objective's acquisition in ``ctx`` as a function (``values``, ``value_grad``)
-        and its record; what a multi-objective study scalarises (samplers that support
-        several objectives)."""
-        raise NotImplementedError
+        and its record: what ``_select`` maximises and a multi-objective study scalarises."""
 
     def _maximise(self, ctx: SelectionContext, acq: Any,
                   warm_starts: np.ndarray | None = None) -> np.ndarray:
@@ -379,7 +380,7 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
             ctx.within_constraints(acq), ctx.space, ctx.rng, n_candidates=self._n_candidates,
             n_local_search=self._n_local_search,
             warm_starts=ctx.warm_starts() if warm_starts is None else warm_starts,
-            exclude=ctx.pending_X,
+            exclude=ctx.excluded,
         )
         return x
 

@@ -61,6 +61,15 @@ def resolve_constraints(
     return constraints, auto  # type: ignore[return-value]
 
 
+def _log_skipped(study: Study, skipped: Sequence[Any], what: str, sampler_name: str) -> None:
+    """Once per study at 1, 2, 4, 8, ... skipped trials: the counts without a flood."""
+    if skipped:
+        log_once(study, f"constraint-skipped-{len(skipped).bit_length()}", WARNING,
+                 "%s: %d trial(s) skipped by %s (unusable constraint data; "
+                 "on_missing='skip'): %s", sampler_name, len(skipped), what,
+                 "; ".join(k.message for k in skipped[:5]) + (" ..." if len(skipped) > 5 else ""))
+
+
 def no_constraint_data(study: Study, trials: Sequence[FrozenTrial], sampler_name: str,
                        n_startup_trials: int) -> None:
     """Warn once that constraints were asked for but no trial reports any."""
@@ -96,12 +105,7 @@ def _feasible(constraints: FeasibleConstraints, auto: bool, study: Study,
               counted: list[FrozenTrial], space: EncodedSpace, history: History, kernel: str,
               seed: int, sampler_name: str, n_startup_trials: int) -> ConstraintStep:
     feasibility, skipped = constraints.fit(counted, space, kernel, seed)
-    if skipped:  # once at 1, 2, 4, 8, ... skipped trials: counts without a flood
-        log_once(study, f"constraint-skipped-{len(skipped).bit_length()}", WARNING,
-                 "%s: %d trial(s) skipped by the constraint models (unusable "
-                 "constraint data; on_missing='skip'): %s", sampler_name,
-                 len(skipped), "; ".join(k.message for k in skipped[:5])
-                 + (" ..." if len(skipped) > 5 else ""))
+    _log_skipped(study, skipped, "the constraint models", sampler_name)
     step = ConstraintStep(history, feasibility=feasibility)
     if feasibility is not None or not auto:  # quiet when unused
         step.record["feasibility"] = {
@@ -119,6 +123,12 @@ def _long_term(constraints: LongTermConstraints, study: Study, trial: FrozenTria
         t for t in history.all_trials
         if t.number >= start and all(n in t.params for n in space.names)
     ])
+    _log_skipped(study, stage.skipped, "the long-term constraints", sampler_name)
+    if stage.state.clipped:
+        log_once(study, "long-term-clipped", WARNING,
+                 "%s: log kappa reached max_log_kappa=%g (constraint means far above 0 for "
+                 "psi's scale); it is clipped. Consider psi='poly' or a smaller psi_c.",
+                 sampler_name, constraints.max_log_kappa)
     if not stage.trials:  # history="epoch" at the start of an epoch: a fresh start
         return ConstraintStep(history, startup=True)
     step = ConstraintStep(dataclasses.replace(history, completed=list(stage.trials)))
@@ -126,9 +136,9 @@ def _long_term(constraints: LongTermConstraints, study: Study, trial: FrozenTria
     y = oriented_values(step.history.completed, study.direction)
     step.targets = dict(zip(stage.numbers.tolist(), stage.targets(y).tolist()))
     if stage.state.m:  # no constraint data yet: the plain sampler on f
-        noisy = stage.state.variant == "noisy"
+        # the width of constrained_beta: the sampler's R times noise_factor, delta times this
         step.noise_factor = stage.state.noise_factor
-        step.delta_factor = 1.0 / ((2.0 if noisy else 1.0) * stage.n_epochs)
+        step.delta_factor = stage.delta_factor
     else:
         no_constraint_data(study, stage.trials, sampler_name, n_startup_trials)
     full = stage.state.to_json()

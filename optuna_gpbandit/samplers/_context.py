@@ -37,9 +37,10 @@ class SelectionContext:
     width_bonus: float = 0.0
     noise_factor: float = 1.0
     delta_factor: float = 1.0
-    # Points never chosen again while anything else is left: those of trials still pending
-    # and of failed / pruned trials, and the failing region around them.
-    pending_X: "np.ndarray | Exclusion | None" = None
+    # What the maximiser must not propose while anything else is left (:func:`exclusion`):
+    # near pending trials, at failed, dead and exhausted points, in a failing region, and where
+    # no constraint's bound admits a point.
+    excluded: "np.ndarray | Exclusion | None" = None
     # Constraint models (FeasibleConstraints): the acquisition is kept to the points they admit.
     feasibility: ConstraintModels | None = None
 
@@ -146,6 +147,6 @@ def toward_feasibility(feasibility: ConstraintModels, ctx: SelectionContext, n_c
     violation (the same for every sampler)."""
     x, value = maximize_acquisition(
         OptimisticViolation(feasibility), ctx.space, ctx.rng, n_candidates=n_candidates,
-        n_local_search=n_local_search, warm_starts=ctx.warm_starts(), exclude=ctx.pending_X,
+        n_local_search=n_local_search, warm_starts=ctx.warm_starts(), exclude=ctx.excluded,
     )
     return x, {"optimistic_violation": -float(value)}

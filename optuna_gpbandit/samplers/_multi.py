@@ -16,11 +16,11 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 import numpy as np
-from optuna.study import Study, StudyDirection
+from optuna.study import Study
 from optuna.trial import FrozenTrial
 
 from optuna_gpbandit import _randomness
-from optuna_gpbandit._history import History
+from optuna_gpbandit._history import History, direction_sign
 from optuna_gpbandit._model import latest_state
 from optuna_gpbandit._notices import INFO, log_once
 from optuna_gpbandit.acquisition.scalarize import Scalarized, draw_weights
@@ -67,7 +67,7 @@ def check_single_objective(study: Study) -> None:
 
 def objective_targets(study: Study, history: History, i: int) -> dict[int, float]:
     """Objective ``i``'s values of the completed trials, oriented for maximisation."""
-    sign = -1.0 if study.directions[i] == StudyDirection.MINIMIZE else 1.0
+    sign = direction_sign(study.directions[i])
     return {t.number: sign * t.values[i] for t in history.completed}
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from optuna.study import Study, StudyDirection
+from optuna.study import Study
 from optuna.trial import FrozenTrial, TrialState
 
 from optuna_gpbandit import _randomness
@@ -13,6 +13,7 @@ from optuna_gpbandit._history import History
 from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit._threads import single_threaded_blas
 from optuna_gpbandit.changepoint import ROLE_KEY, ChangeDetection, Segment
+from optuna_gpbandit._history import direction_sign
 
 
 class SegmentsMixin:
@@ -89,6 +90,6 @@ class SegmentsMixin:
         done = [t for t in trials if t.state == TrialState.COMPLETE and t.number >= start]
         if not done:
             return None
-        sign = -1.0 if study.direction == StudyDirection.MINIMIZE else 1.0
+        sign = direction_sign(study.direction)
         return max(done, key=lambda t: (sign * t.value, -t.number))
 

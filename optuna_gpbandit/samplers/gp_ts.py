@@ -152,7 +152,7 @@ class GPTSSampler(KernelizedBanditSampler):
         v, gamma, R = self._width(ctx, thompson=True)
         nu = v + ctx.width_bonus
         C = full if full is not None else self._candidates(ctx)
-        C = C[allowed(C, ctx.pending_X)]  # a pending trial's point is not drawn again
+        C = C[allowed(C, ctx.excluded)]  # a pending trial's point is not drawn again
         i, draw = thompson_choice(ctx.model.posterior, C, nu, ctx.rng)
         n_drawn = int(np.isfinite(draw).sum())
         return C[i], {"v": v, "nu": nu, "gamma": gamma, "R": R,

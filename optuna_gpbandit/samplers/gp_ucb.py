@@ -13,7 +13,6 @@ if TYPE_CHECKING:
     from optuna_gpbandit.changepoint import ChangeDetection
     from optuna_gpbandit.constraints import FeasibleConstraints, LongTermConstraints
 
-import numpy as np
 
 from optuna_gpbandit._arguments import forward
 from optuna_gpbandit.acquisition.beta import beta_theorem1, beta_theorem2, beta_theorem3
@@ -129,7 +128,3 @@ class GPUCBSampler(GPBanditSampler):
         beta = self._beta_scale * self.beta_t(ctx)
         nu = math.sqrt(beta) + ctx.width_bonus
         return UCB(ctx.model.posterior, nu), {"beta": beta, "nu": nu}
-
-    def _select(self, ctx: SelectionContext) -> tuple[np.ndarray, dict[str, Any]]:
-        acq, record = self._acquisition(ctx)
-        return self._maximise(ctx, acq), record

@@ -12,7 +12,6 @@ if TYPE_CHECKING:
     from optuna_gpbandit.changepoint import ChangeDetection
     from optuna_gpbandit.constraints import FeasibleConstraints, LongTermConstraints
 
-import numpy as np
 
 from optuna_gpbandit._arguments import forward
 from optuna_gpbandit.acquisition.ucb import UCB
@@ -75,7 +74,3 @@ class IGPUCBSampler(KernelizedBanditSampler):
         beta, gamma, R = self._width(ctx, thompson=False)
         nu = beta + ctx.width_bonus
         return UCB(ctx.model.posterior, nu), {"beta": beta, "nu": nu, "gamma": gamma, "R": R}
-
-    def _select(self, ctx: SelectionContext) -> tuple[np.ndarray, dict[str, Any]]:
-        acq, record = self._acquisition(ctx)
-        return self._maximise(ctx, acq), record
