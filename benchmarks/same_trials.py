@@ -4,10 +4,11 @@ parameters, and compare two such files.
 
 Not a golden-file test: trial sequences drift with floating-point rounding from machine to
 machine, so the two files must come from the same machine (run the script on the commit before
-the change and on the commit after it, then ``--compare``). Studies cover every public sampler,
-the quick-suite problems, the constraint rules (feasible and long-term), change detection,
-restarts, pending trials (hallucinated and censored; RUNNING trials are added by hand so that
-the run is deterministic), failures and multi-objective studies.
+the change and on the commit after it, then ``--compare``). 48 studies of 22 trials cover every
+public sampler: the quick suite's 9 problems (GP-UCB, IGP-UCB, GP-TS), the constraint rules
+(feasible and long-term), change detection, restarts, pending trials (hallucinated and censored;
+RUNNING trials are added by hand so that the run is deterministic), failures and
+multi-objective studies. Trials and the gpbandit: records are compared.
 
     python benchmarks/same_trials.py --out before.json      # on the old commit
     python benchmarks/same_trials.py --out after.json       # on the new one
@@ -28,7 +29,10 @@ import optuna
 from optuna.trial import TrialState
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from problems import PROBLEMS  # noqa: E402
+
+from benchmarks.harness.problems import PROBLEMS as QUICK_SUITE  # noqa: E402
 
 import optuna_gpbandit as gb  # noqa: E402
 
@@ -78,7 +82,18 @@ def _with_pending(sampler, objective, n_trials):
     return study
 
 
+def _quick(problem):
+    def objective(trial):
+        return problem.evaluate(problem.suggest(trial))
+    return objective
+
+
 def cases():
+    for pname, problem in QUICK_SUITE.items():  # the quick suite's 9 problems
+        for sname in ("GPUCBSampler", "IGPUCBSampler", "GPTSSampler"):
+            yield f"quick/{pname}/{sname}", (
+                lambda problem=problem, sname=sname: (getattr(gb, sname)(seed=0),
+                                                      _quick(problem), None))
     yield "gp-ucb/branin", lambda: (gb.GPUCBSampler(seed=0), _box(PROBLEMS["branin"]), None)
     yield "gp-ucb/hartmann6", lambda: (gb.GPUCBSampler(seed=1), _box(PROBLEMS["hartmann6"]),
                                        None)
