@@ -11,6 +11,10 @@ torch is installed) and ``TPESampler``:
   optuna.TrialPruned()`` (``prune``) or an exception caught by ``catch=`` (``raise``). 60 trials;
   reported: failed trials among trials 10-59, the most often asked point (points equal to 1e-9
   in ``log10 lr`` and ``wd``), the best loss (minimum 0.1 at lr = 0.1, wd = 0.03).
+* ``edge``: the same parameters, a diagonal edge ``lr_max(wd) = 0.05 * 10^(10 wd)`` and a loss
+  that falls at a constant rate up to it (``benchmarks.problems.edge_objective``; minimum 1.0):
+  the search presses against the boundary, where a model that does not know where trials fail
+  keeps stepping over it.
 * ``random``: Branin and Hartmann-3 on the unit cube where 10% of the trials fail at random
   (trial ``k`` of seed ``s`` fails iff a uniform draw seeded by ``(s, k)`` is below 0.1, so every
   method fails the same trial numbers). 60 trials; reported: median simple regret.
@@ -38,7 +42,7 @@ from collections import Counter  # noqa: E402
 import numpy as np  # noqa: E402
 import optuna  # noqa: E402
 
-from benchmarks.problems import PROBLEMS, Diverged, lrwd_objective  # noqa: E402
+from benchmarks.problems import PROBLEMS, Diverged, edge_objective, lrwd_objective  # noqa: E402
 from optuna_gpbandit import (  # noqa: E402
     ConstrainedGPUCBSampler,
     GPTSSampler,
@@ -72,10 +76,10 @@ def methods(with_ignore: bool = True) -> dict:
     return out
 
 
-def run_lrwd(make, seed: int, failure: str, n_trials: int) -> dict:
+def run_lrwd(make, seed: int, failure: str, n_trials: int, task=lrwd_objective) -> dict:
     study = optuna.create_study(sampler=make(seed))
     t0 = time.perf_counter()
-    study.optimize(lrwd_objective(failure), n_trials=n_trials, catch=(Diverged,))
+    study.optimize(task(failure), n_trials=n_trials, catch=(Diverged,))
     elapsed = time.perf_counter() - t0
     trials = study.trials
     failed = sum(t.state != optuna.trial.TrialState.COMPLETE for t in trials[10:60])
@@ -106,7 +110,7 @@ def run_random(make, seed: int, problem, n_trials: int) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--case", choices=["lrwd", "random", "both"], default="both")
+    ap.add_argument("--case", choices=["lrwd", "edge", "random", "both"], default="both")
     ap.add_argument("--failure", choices=["nan", "prune", "raise"], default="nan")
     ap.add_argument("--seeds", type=int, default=None, help="seeds 0..N-1 (3 lrwd, 5 random)")
     ap.add_argument("--trials", type=int, default=60)
@@ -117,15 +121,19 @@ def main() -> None:
     ms = methods()
     if args.only:
         ms = {k: v for k, v in ms.items() if k in args.only}
-    if args.case in ("lrwd", "both"):
+    for case, task, title in (("lrwd", lrwd_objective, "lr/wd with a diverging region"),
+                              ("edge", edge_objective, "lr/wd, a diagonal diverging edge the "
+                               "loss falls towards (minimum 1.0)")):
+        if args.case not in (case, "both"):
+            continue
         seeds = range(args.seeds or 3)
-        print(f"\n### lr/wd with a diverging region (failure={args.failure}, {args.trials} trials,"
+        print(f"\n### {title} (failure={args.failure}, {args.trials} trials,"
               f" seeds 0-{len(seeds) - 1})\n")
         print("| method | failed of trials 10-59 (per seed) | most asks of one point | best loss "
               "(median) | s per study |")
         print("|---|---|---:|---:|---:|")
         for name, make in ms.items():
-            rs = [run_lrwd(make, s, args.failure, args.trials) for s in seeds]
+            rs = [run_lrwd(make, s, args.failure, args.trials, task) for s in seeds]
             print(f"| {name} | {', '.join(str(r['failed']) for r in rs)} | "
                   f"{max(r['max_repeat'] for r in rs)} | "
                   f"{np.median([r['best'] for r in rs]):.4g} | "

@@ -67,6 +67,30 @@ class Diverged(RuntimeError):
     """A "training run" that failed (caught by ``study.optimize(catch=(Diverged,))``)."""
 
 
+def edge_objective(failure: str = "nan") -> Callable:
+    """A harder boundary: tune ``lr`` (log, 1e-5..1) and ``wd`` (0..0.1); training diverges
+    beyond ``lr_max(wd) = 0.05 * 10^(10 wd)`` (a diagonal edge in ``(log lr, wd)``, from 0.05 to
+    0.5), and the loss ``1 + 0.5 (log10 lr_max(wd) - log10 lr) + 2 (wd - 0.06)^2`` falls at a
+    constant rate up to the edge, so the search keeps pressing against it. Minimum 1.0 at
+    ``wd = 0.06``, ``lr = lr_max(0.06) = 0.199``; within 1 % of it: ``lr`` within 0.02 decades
+    of the edge. Failures as in :func:`lrwd_objective`."""
+    import optuna
+
+    def objective(trial: "optuna.Trial") -> float:
+        lr = trial.suggest_float("lr", 1e-5, 1.0, log=True)
+        wd = trial.suggest_float("wd", 0.0, 0.1)
+        log_max = math.log10(0.05) + 10.0 * wd
+        if math.log10(lr) > log_max:
+            if failure == "prune":
+                raise optuna.TrialPruned()
+            if failure == "raise":
+                raise Diverged("loss diverged")
+            return float("nan")
+        return 1.0 + 0.5 * (log_max - math.log10(lr)) + 2.0 * (wd - 0.06) ** 2
+
+    return objective
+
+
 def lrwd_objective(failure: str = "nan") -> Callable:
     """Tune ``lr`` (log, 1e-5..1) and ``wd`` (0..0.1): the loss ``0.1 (log10 lr + 1)^2 +
     10 (wd - 0.03)^2 + 0.1`` improves as ``lr`` grows towards 0.1, and training diverges beyond

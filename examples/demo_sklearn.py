@@ -6,7 +6,7 @@ The objective is the 10-fold cross-validated accuracy of an ``SVC`` over a log-s
 Run (from the repository root)::
 
     pip install -e .
-    python examples/demo_sklearn.py                      # GP-UCB, ~1-2 minutes on 2 cores
+    python examples/demo_sklearn.py                      # GP-UCB, 1-2 minutes on 2 cores
     python examples/demo_sklearn.py --sampler gp-ts --n-trials 20
 
 The study is stored in ``gpbandit_demo.db`` (SQLite) in the working directory; running the

@@ -13,7 +13,7 @@ downloaded.
 Run (from the repository root)::
 
     pip install -e .
-    python examples/parallel_workers.py                    # 4 workers x 15 trials, ~1-2 min
+    python examples/parallel_workers.py                    # 4 workers x 15 trials, 40-80 s
     python examples/parallel_workers.py --storage postgresql://user:pw@host/db --workers 8
 
 The default storage is a journal file (``gpbandit_parallel.log``), which many processes can

@@ -127,6 +127,8 @@ def exclusion(obs: Observations, model: FittedModel, space: EncodedSpace, histor
         ]),
         union_regions(
             _row_effects.failing_region(obs, model.posterior.params, space.is_categorical),
+            _row_effects.failure_risk_region(obs, model.posterior.params,
+                                             space.is_categorical),
             infeasible,
         ),
         apart=obs.X[pending], radius=PENDING_SPREAD,
