@@ -69,7 +69,7 @@ Progress goes to stderr. ``--report results/cpd.json`` reprints a saved run.
 
     pip install -e ".[bench]"
     python benchmarks/bench_cpd.py --quick                  # ~1 min smoke run
-    nice -n 10 python benchmarks/bench_cpd.py               # the measured run (see README.md)
+    nice -n 10 python benchmarks/bench_cpd.py               # the measured run (see docs/change-detection.md)
     python benchmarks/bench_cpd.py --reps 2 --T 900 --methods cpd cpd-paper oracle no-detector gpucb
 """
 

@@ -1,9 +1,12 @@
 """Gaussian-process bandit samplers for Optuna.
 
-Pipeline: study history (``_history``) -> observations (``_observations``, ``_space``; censored
-rows of pending trials from ``_pending``) -> GP
-posterior (``gp``, ``_model``) -> acquisition (``acquisition``) -> maximiser (``_maximize``) ->
-params. Samplers (``samplers``) compose these parts; ``report`` summarises finished studies.
+Each suggestion runs one pipeline of stages (``samplers/_base.py``, ``GPBanditSampler._choose``):
+study history (``_history``) -> segment (``changepoint``, ``_restarts``) -> failed rows
+(``_failures``) -> constraints (``samplers/_constraint_step``, ``constraints``) -> pending rows
+(``_pending``) -> observations (``_observations``, ``_space``) -> one GP per objective (``gp``,
+``_model``) -> what to avoid (``_row_effects``, ``samplers/_context``) -> acquisition
+(``acquisition``) -> maximiser (``_maximize``) -> params. The storage schema is ``_storage``;
+``report`` summarises finished studies. See docs/how-it-works.md.
 """
 
 from optuna_gpbandit import report

@@ -56,7 +56,7 @@ def test_eight_workers_four_hundred_trials(shared_storage):
     assert sorted(t.number for t in trials) == list(range(len(trials)))  # nothing lost
     # The quadratic's minimum is 0 at x = 0.3, lr = 1e-2, k = 5; the best of 400 random points
     # is ~0.02 (median; 90th percentile 0.06). Measured with censoring and 8 workers: 1e-6 to
-    # 2e-2 (README, "Guarantees"), so this is a sanity check, not a quality claim.
+    # 2e-2 (docs/guarantees.md), so this is a sanity check, not a quality claim.
     assert min(t.value for t in trials) < 0.1
 
 

@@ -53,7 +53,7 @@ max_posterior_points
     it, the posterior conditions on the pending trials, the best half of the budget and, of
     the other completed trials, half spread-out witnesses of every region evaluated and half
     a random sample (subset of data): 0.17 s per suggestion at n = 5000 against 2.8 s exact,
-    at a regret per trial of 0.006 against 0.0007 (noisy Hartmann-3; README, "What the
+    at a regret per trial of 0.006 against 0.0007 (noisy Hartmann-3; docs/benchmarks.md, "What the
     posterior cap costs"). ``t`` and the refit schedule still count every trial.
 warn_independent_sampling
     Log a warning when a parameter after the startup phase goes to the independent sampler.
@@ -140,7 +140,7 @@ beta_scale
     on Hartmann-3/6 (10 seeds x 100 trials; scale: seeds solved on Hartmann-3 / Hartmann-6,
     cumulative regret on Hartmann-6): 0.02: 6 / 6, 57; 0.05: 7 / 6, 66; 0.1: 8 / 6, 97;
     0.2: 10 / 6, 132. Larger scales escape Hartmann-3's local minimum more often and pay in
-    cumulative regret elsewhere. See the README for the numbers.
+    cumulative regret elsewhere. See docs/benchmarks.md for the numbers.
 delta
     Failure probability in ``(0, 1)``.
 lipschitz_a, lipschitz_b, domain_r

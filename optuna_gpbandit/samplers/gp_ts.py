@@ -53,7 +53,7 @@ class GPTSSampler(KernelizedBanditSampler):
       5-sigma lower bound cannot plausibly win and are left out of the joint draw, which
       costs ``O(kept^3)``; keep ``n_candidates`` at a few thousand at most. In 4-6
       dimensions this finite set is too coarse: median simple regret 0.152 on Hartmann-6 and
-      2.04 on Levy-4 against the path draw's (README, "Measured").
+      2.04 on Levy-4 against the path draw's (docs/benchmarks.md).
 
     ``R`` defaults to 0 here [design choice], so ``v_t = B``: the draw's spread is the
     posterior's own (which already widens with the fitted noise), scaled by ``B``. With ``R``
