@@ -5,9 +5,8 @@
 constraints (``_constraint_step``) -> pending rows (``_pending``) -> observations and one GP per
 objective (``_observations``, ``_model``) -> what the maximiser avoids (``_context``) -> the
 acquisition's maximiser (the sampler's ``_select``, or a scalarisation, ``_multi``) -> record.
-Two JSON records go to the trial's system attrs: ``gpbandit:params`` (the sampled point, so
-other workers see it while the trial runs) and ``gpbandit:state`` (the step's record).
-Concurrent workers may pick the same point at the same moment: see ``_concurrency``.
+Stored: ``gpbandit:params`` (the point, seen by other workers while the trial runs) and
+``gpbandit:state`` (the step's record); two workers taking one point: ``_concurrency``.
 """
 
 from __future__ import annotations
