@@ -72,8 +72,8 @@ def imputed_noise(obs: Observations, params: GPParams, is_categorical: np.ndarra
     return noise
 
 
-def failing_region(obs: Observations, params: GPParams, is_categorical: np.ndarray
-                   ) -> Callable[[np.ndarray], np.ndarray] | None:
+def failing_region(obs: Observations, params: GPParams, is_categorical: np.ndarray,
+                   share: np.ndarray | None = None) -> Callable[[np.ndarray], np.ndarray] | None:
     """``region(X) -> mask`` of points whose nearest observed point (in the GP's lengthscales)
     is a failed trial inside a failing region (:func:`failure_share` ``>= REGION_SHARE``), or
     ``None`` if there is none.
@@ -81,12 +81,14 @@ def failing_region(obs: Observations, params: GPParams, is_categorical: np.ndarr
     The maximiser avoids these points: near a failing region's boundary the GP mean, which must
     be smooth, cannot drop as fast as the objective does, and without this rule UCB would probe
     just past the boundary again and again. Random failures (low share) exclude nothing but
-    their own point.
+    their own point. ``share``: :func:`failure_share` if the caller has it already.
     """
     if not obs.imputed.any():
         return None
+    if share is None:
+        share = failure_share(obs, params, is_categorical)
     region = np.zeros(obs.n, dtype=bool)
-    region[obs.imputed] = failure_share(obs, params, is_categorical) >= REGION_SHARE
+    region[obs.imputed] = share >= REGION_SHARE
     seen = obs.observed
     if not region[seen].any():
         return None
@@ -103,7 +105,8 @@ FAILURE_RISK = 0.3
 """Predicted failure probability from which the maximiser avoids a point [design choice]."""
 
 
-def failure_risk_region(obs: Observations, params: GPParams, is_categorical: np.ndarray
+def failure_risk_region(obs: Observations, params: GPParams, is_categorical: np.ndarray,
+                        share: np.ndarray | None = None
                         ) -> Callable[[np.ndarray], np.ndarray] | None:
     """``region(X) -> mask`` of points whose predicted probability of failing is at least
     ``FAILURE_RISK``, or ``None`` (fewer than two failed rows, nothing but failures, or no
@@ -120,7 +123,8 @@ def failure_risk_region(obs: Observations, params: GPParams, is_categorical: np.
     cost regret (Hartmann-3 with 10 % random crashes: GP-UCB's median regret 1e-3 with them,
     4e-6 without) [design choice:
     least-squares classification, the posterior mean of the 0/1 outcomes; cheaper than a
-    probit GP and as good a boundary for a threshold].
+    probit GP and as good a boundary for a threshold]. ``share``: :func:`failure_share` if
+    the caller has it already.
     """
     from optuna_gpbandit.gp.fit import fit_hyperparameters
 
@@ -128,10 +132,12 @@ def failure_risk_region(obs: Observations, params: GPParams, is_categorical: np.
     failed = obs.imputed[seen].astype(float)
     if failed.sum() < 2 or failed.all():
         return None
-    if not np.any(failure_share(obs, params, is_categorical) >= REGION_SHARE):
+    if share is None:
+        share = failure_share(obs, params, is_categorical)
+    if not np.any(share >= REGION_SHARE):
         return None  # isolated failures only (random crashes)
-    share, spread = float(failed.mean()), float(failed.std())
-    z = (failed - share) / spread
+    base, spread = float(failed.mean()), float(failed.std())
+    z = (failed - base) / spread
     X = obs.X[seen]
     try:
         fitted = fit_hyperparameters(X, z, is_categorical, params.kernel)
@@ -140,6 +146,6 @@ def failure_risk_region(obs: Observations, params: GPParams, is_categorical: np.
         return None
 
     def mask(Xq: np.ndarray) -> np.ndarray:
-        return post.mean_var(np.atleast_2d(Xq))[0] * spread + share >= FAILURE_RISK
+        return post.mean_var(np.atleast_2d(Xq))[0] * spread + base >= FAILURE_RISK
 
     return mask

@@ -117,18 +117,21 @@ def exclusion(obs: Observations, model: FittedModel, space: EncodedSpace, histor
     """What the maximiser must not propose while anything else is left: the neighbourhood of
     the points of trials still pending (``PENDING_SPREAD``), the points of failed trials and of
     trials presumed dead, points not worth evaluating again (:func:`exhausted_points`), the
-    neighbourhoods of failed trials inside a failing region, and points that no constraint's
-    confidence bound admits (``infeasible``, :mod:`optuna_gpbandit.constraints.feasible`)."""
+    neighbourhoods of failed trials inside a failing region and where trials are predicted to
+    fail (:func:`~optuna_gpbandit._row_effects.failure_risk_region`), and points that no
+    constraint's confidence bound admits (``infeasible``,
+    :mod:`optuna_gpbandit.constraints.feasible`)."""
     pending = np.isin(obs.numbers, [p.trial.number for p in history.pending]) & ~obs.observed
+    params, categorical = model.posterior.params, space.is_categorical
+    share = _row_effects.failure_share(obs, params, categorical) if obs.imputed.any() else None
     return Exclusion(
         np.vstack([
             space.encode_many([r.params for r in failed] + [p.params for p in history.dead]),
             exhausted_points(obs.X[obs.fit_rows], obs.y[obs.fit_rows], deterministic(model)),
         ]),
         union_regions(
-            _row_effects.failing_region(obs, model.posterior.params, space.is_categorical),
-            _row_effects.failure_risk_region(obs, model.posterior.params,
-                                             space.is_categorical),
+            _row_effects.failing_region(obs, params, categorical, share),
+            _row_effects.failure_risk_region(obs, params, categorical, share),
             infeasible,
         ),
         apart=obs.X[pending], radius=PENDING_SPREAD,
