@@ -112,10 +112,11 @@ def _valid(dist: BaseDistribution, value: Any) -> bool:
 
 
 def pending_point(
-    trial: FrozenTrial, search_space: dict[str, BaseDistribution]
+    trial: FrozenTrial, search_space: dict[str, BaseDistribution], conditional: bool = False
 ) -> tuple[dict[str, Any], float] | None:
     """The full point of a trial in ``search_space`` and its time stamp (``-inf`` if unknown),
-    or ``None``."""
+    or ``None``. ``conditional``: a point may lack parameters (those of other branches), but
+    not all of them."""
     stamp = trial.system_attrs.get(STAMP)
     stamp = float(stamp) if isinstance(stamp, (int, float)) else -math.inf
     if trial.state == TrialState.WAITING:
@@ -135,10 +136,12 @@ def pending_point(
     known.update(trial.params)
     point = {}
     for name, dist in search_space.items():
+        if conditional and name not in known:
+            continue
         if name not in known or not _valid(dist, known[name]):
             return None
         point[name] = known[name]
-    return point, stamp
+    return (point, stamp) if point or not conditional else None
 
 
 def _duration(t: FrozenTrial) -> float | None:
@@ -185,9 +188,11 @@ def collect_history(
     search_space: dict[str, BaseDistribution],
     current: FrozenTrial,
     stale_after: float | None = None,
+    conditional: bool = False,
 ) -> History:
     """Split the study's trials for the relative ``search_space`` (``stale_after``: see
-    :func:`dead_trial_ids`)."""
+    :func:`dead_trial_ids`; ``conditional``: trials may use some of its parameters only, see
+    :mod:`optuna_gpbandit._conditional`)."""
     trials = study._get_trials(deepcopy=False, use_cache=False)
     dead_ids = dead_trial_ids(study, trials, current, stale_after)
     dead: list[PendingTrial] = []
@@ -200,14 +205,14 @@ def collect_history(
         if t.number == current.number:
             continue
         if t.state == TrialState.COMPLETE and finite_result(t):
-            if all(n in t.params for n in names):
+            if (any if conditional else all)(n in t.params for n in names):
                 completed.append(t)
         elif t.state in (TrialState.COMPLETE, TrialState.FAIL, TrialState.PRUNED):
-            found = pending_point(t, search_space)
+            found = pending_point(t, search_space, conditional)
             if found is not None:
                 failed.append(PendingTrial(t, found[0], found[1]))
         elif t.state in (TrialState.RUNNING, TrialState.WAITING):
-            found = pending_point(t, search_space)
+            found = pending_point(t, search_space, conditional)
             if found is None:
                 n_unresolved += t.number not in dead_ids
             elif t.number in dead_ids:

@@ -64,7 +64,7 @@ def _best_rounding(acq: Acquisition, space: EncodedSpace, x: np.ndarray) -> np.n
     relaxed optimum that sits on an edge (e.g. a constraint boundary between two integers)
     can land one step on the wrong side."""
     x = space.snap(x)
-    for i in np.flatnonzero(space.is_relaxed & ~space.is_continuous):
+    for i in np.flatnonzero(space.is_relaxed & ~space.is_continuous & space.movable(x)):
         col = space.columns[i]
         idx = col.index_of(x[i])
         X = np.repeat(x[None, :], 3, axis=0)
@@ -76,9 +76,10 @@ def _best_rounding(acq: Acquisition, space: EncodedSpace, x: np.ndarray) -> np.n
 def _local_search(acq: Acquisition, space: EncodedSpace, x0: np.ndarray, f0: float) -> tuple[np.ndarray, float]:
     from scipy.optimize import minimize
     x, fx = x0.copy(), f0
-    cont = np.flatnonzero(space.is_relaxed)  # continuous columns and relaxed wide discrete ones
-    disc = np.flatnonzero(~space.is_relaxed)
-    rounded = bool(np.any(space.is_relaxed & ~space.is_continuous))
+    free = space.movable(x0)  # in a conditional space: the columns of x0's branch
+    cont = np.flatnonzero(space.is_relaxed & free)  # continuous and relaxed wide discrete ones
+    disc = np.flatnonzero(~space.is_relaxed & free)
+    rounded = bool(np.any(space.is_relaxed & ~space.is_continuous & free))
     for _ in range(_MAX_ROUNDS):
         improved = False
         if cont.size:
@@ -101,7 +102,9 @@ def _local_search(acq: Acquisition, space: EncodedSpace, x0: np.ndarray, f0: flo
                     x, fx = xn, fn
                     improved = True
         for i in disc:
-            vals = _line_values(space, int(i), x[i])
+            vals = space.admissible_values(int(i), x, _line_values(space, int(i), x[i]))
+            if not vals.size:
+                continue
             X = np.repeat(x[None, :], vals.size, axis=0)
             X[:, i] = vals
             scores = acq.values(X)

@@ -216,6 +216,21 @@ class EncodedSpace:
         """Columns the maximiser treats as continuous: continuous ones and numeric discrete ones
         with more than :data:`RELAX_THRESHOLD` values (optimised relaxed, then snapped)."""
 
+    conditional = False
+    """Whether points lie in branches (:class:`~optuna_gpbandit._conditional.ConditionalSpace`)."""
+
+    def holds(self, params: dict[str, Any]) -> bool:
+        """Whether a trial's ``params`` give it a point here (all parameters, in a plain space)."""
+        return all(n in params for n in self.names)
+
+    def movable(self, x: np.ndarray) -> np.ndarray:
+        """Mask of the columns a local search from ``x`` may change (all, in a plain space)."""
+        return np.ones(self.d, dtype=bool)
+
+    def admissible_values(self, i: int, x: np.ndarray, values: np.ndarray) -> np.ndarray:
+        """Of discrete column ``i``'s ``values``, those a point moved from ``x`` may take."""
+        return values
+
     @property
     def cardinality(self) -> int | None:
         """Number of points of a fully discrete space (``None`` if any column is continuous);

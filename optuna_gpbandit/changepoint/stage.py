@@ -150,7 +150,7 @@ class ChangeDetection(PicklableLock):
         the encoded ``space``); log and store newly detected change points."""
         sign = direction_sign(study.direction)
         done = [t for t in trials
-                if t.state == TrialState.COMPLETE and all(n in t.params for n in space.names)]
+                if t.state == TrialState.COMPLETE and space.holds(t.params)]
         X = space.encode_many([t.params for t in done])  # one vectorised pass, not one per trial
         records = [
             TrialRecord(t.number, t.system_attrs.get(ROLE_KEY) == "uniform", x,

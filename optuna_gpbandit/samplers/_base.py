@@ -17,7 +17,6 @@ import math
 from typing import Any, Callable, Sequence
 
 import numpy as np
-import optuna
 from optuna.distributions import BaseDistribution
 from optuna.logging import get_logger
 from optuna.samplers import BaseSampler
@@ -26,6 +25,7 @@ from optuna.study import Study
 from optuna.trial import FrozenTrial, TrialState
 
 from optuna_gpbandit import _failures, _pending, _randomness, _row_effects
+from optuna_gpbandit._conditional import study_encoded_space, study_search_space
 from optuna_gpbandit._arguments import check_bool, check_int, check_number, check_seed
 from optuna_gpbandit._failures import FailedRow
 from optuna_gpbandit._pending import Censoring, Design, resolve_pending
@@ -149,7 +149,6 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
         self._warn_independent_sampling = check_bool(
             "warn_independent_sampling", warn_independent_sampling
         )
-        self._search_space = optuna.search_space.IntersectionSearchSpace()
 
     # ---------------------------------------------------------------- Optuna interface
     def reseed_rng(self) -> None:
@@ -166,11 +165,9 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
     def infer_relative_search_space(
         self, study: Study, trial: FrozenTrial
     ) -> dict[str, BaseDistribution]:
-        return {
-            name: dist
-            for name, dist in self._search_space.calculate(study).items()
-            if not dist.single()
-        }
+        # The union of the parameters of COMPLETE trials: a define-by-run objective's branches
+        # are modelled too (the intersection, when every trial uses the same parameters).
+        return study_search_space(study)
 
     def sample_relative(
         self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
@@ -185,9 +182,10 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
     def _sample_relative(
         self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
     ) -> dict[str, Any]:
-        space = EncodedSpace(search_space)
+        space = study_encoded_space(study, search_space)
         for round_ in range(MAX_ROUNDS):
-            history = collect_history(study, search_space, trial, self._stale_after)
+            history = collect_history(study, search_space, trial, self._stale_after,
+                                      space.conditional)
             x, record = self._choose(study, trial, space, history)
             params = space.decode(x)
             stamp = write_sampled_params(study, trial, params, search_space, rewrite=round_ > 0)

@@ -30,7 +30,7 @@ def taken_meanwhile(
     for t in study._get_trials(deepcopy=False, use_cache=False):
         if t.number == me or t.number in finished or t.state == TrialState.FAIL:
             continue
-        found = pending_point(t, space.search_space)
+        found = pending_point(t, space.search_space, space.conditional)
         if found is None:
             continue
         params, their_stamp = found

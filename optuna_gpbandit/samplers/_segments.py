@@ -9,6 +9,7 @@ from optuna.study import Study
 from optuna.trial import FrozenTrial, TrialState
 
 from optuna_gpbandit import _randomness
+from optuna_gpbandit._conditional import study_encoded_space
 from optuna_gpbandit._history import History
 from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit._threads import single_threaded_blas
@@ -56,7 +57,7 @@ class SegmentsMixin:
         trials = study._get_trials(deepcopy=False, use_cache=False)
         search_space = self.infer_relative_search_space(study, trial)
         if search_space:
-            seg = cd.segment(study, EncodedSpace(search_space), trials)
+            seg = cd.segment(study, study_encoded_space(study, search_space), trials)
         else:
             seg = Segment(0, (), (), ())
         return "uniform" if cd.is_exploration_turn(seg, trials, trial.number) else "model"
@@ -67,7 +68,8 @@ class SegmentsMixin:
         if self._change_detection is None or not search_space:
             return None, trials
         with single_threaded_blas():
-            return self._change_detection.segment(study, EncodedSpace(search_space), trials), trials
+            return (self._change_detection.segment(
+                study, study_encoded_space(study, search_space), trials), trials)
 
     def change_points(self, study: Study) -> list[int]:
         """Trial numbers at which a change was detected (empty without ``change_detection``).

@@ -1,0 +1,245 @@
+"""Conditional (define-by-run) search spaces: union space, branches, selectors, sampling."""
+
+from __future__ import annotations
+
+import logging
+import math
+
+import numpy as np
+import optuna
+import pytest
+from optuna.distributions import (CategoricalDistribution, FloatDistribution,
+                                  IntDistribution)
+from optuna.trial import TrialState, create_trial
+
+from optuna_gpbandit import (ConstrainedGPUCBSampler, GPTSSampler, GPUCBCPDSampler,
+                             GPUCBSampler, IGPUCBSampler)
+from optuna_gpbandit._conditional import (INACTIVE_CATEGORY, INACTIVE_NUMERIC,
+                                          ConditionalSpace, encoded_space, find_branches,
+                                          union_search_space)
+from optuna_gpbandit._space import EncodedSpace
+
+CLF = CategoricalDistribution(["svc", "rf", "knn"])
+C = FloatDistribution(1e-3, 1e3, log=True)
+DEPTH = IntDistribution(1, 10)
+K = IntDistribution(1, 30)
+LR = FloatDistribution(1e-4, 1.0, log=True)
+
+
+def _trial(params: dict, dists: dict, value: float = 0.0):
+    return create_trial(params=params, distributions={n: dists[n] for n in params},
+                        value=value)
+
+
+def _pipeline_trials(rng: np.random.Generator, n: int = 12):
+    """Trials of a pipeline: svc (C), rf (depth), knn (k), all with a shared lr."""
+    dists = {"clf": CLF, "C": C, "depth": DEPTH, "k": K, "lr": LR}
+    out = []
+    for i in range(n):
+        clf = ["svc", "rf", "knn"][i % 3]
+        p = {"clf": clf, "lr": float(10 ** rng.uniform(-4, 0))}
+        if clf == "svc":
+            p["C"] = float(10 ** rng.uniform(-3, 3))
+        elif clf == "rf":
+            p["depth"] = int(rng.integers(1, 11))
+        else:
+            p["k"] = int(rng.integers(1, 31))
+        out.append(_trial(p, dists, float(i)))
+    return out
+
+
+def test_union_search_space_drops_conflicts_and_single_values():
+    a = _trial({"x": 0.5, "c": "svc"}, {"x": FloatDistribution(0, 1), "c": CLF})
+    b = _trial({"x": 0.5, "y": 3, "s": 1},
+               {"x": FloatDistribution(0, 2), "y": DEPTH, "s": IntDistribution(1, 1)})
+    space = union_search_space([a, b])
+    assert list(space) == ["c", "y"]  # x changed its range; s is single-valued; sorted
+
+
+def test_union_equals_intersection_without_branches():
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    study.optimize(lambda t: t.suggest_float("b", 0, 1) + t.suggest_int("a", 1, 5)
+                   + len(t.suggest_categorical("c", ["x", "yy"])), n_trials=6)
+    trials = study.get_trials(states=(TrialState.COMPLETE,))
+    inter = optuna.search_space.intersection_search_space(trials)
+    assert union_search_space(trials) == inter and list(union_search_space(trials)) == ["a", "b", "c"]
+    assert type(encoded_space(inter, trials)) is EncodedSpace
+
+
+def test_branches_and_selectors_of_a_pipeline():
+    trials = _pipeline_trials(np.random.default_rng(0))
+    space = encoded_space(union_search_space(trials), trials)
+    assert isinstance(space, ConditionalSpace)
+    names = {b.names for b in space.branches}
+    assert names == {frozenset({"clf", "lr", "C"}), frozenset({"clf", "lr", "depth"}),
+                     frozenset({"clf", "lr", "k"})}
+    i_clf = space.names.index("clf")
+    for b in space.branches:
+        assert list(b.allowed) == [i_clf]  # depth and k are in one branch each: no selectors
+        (choice,) = {n for n in ("C", "depth", "k") if n in b.names}
+        want = {"C": "svc", "depth": "rf", "k": "knn"}[choice]
+        assert b.allowed[i_clf].tolist() == [float(CLF.to_internal_repr(want))]
+
+
+def test_nested_selectors_and_an_unseen_choice_stays_open():
+    clf = CategoricalDistribution(["svc", "rf", "knn", "lr"])  # knn and lr never tried
+    kern = CategoricalDistribution(["rbf", "linear"])
+    dists = {"clf": clf, "kernel": kern, "gamma": C, "depth": DEPTH}
+    trials = [_trial({"clf": "svc", "kernel": "rbf", "gamma": 1.0}, dists),
+              _trial({"clf": "svc", "kernel": "linear"}, dists),
+              _trial({"clf": "rf", "depth": 3}, dists),
+              _trial({"clf": "svc", "kernel": "rbf", "gamma": 0.1}, dists)]
+    space = encoded_space(union_search_space(trials), trials)
+    by_names = {b.names: b for b in space.branches}
+    rbf = by_names[frozenset({"clf", "kernel", "gamma"})]
+    i_clf, i_kern = space.names.index("clf"), space.names.index("kernel")
+    assert rbf.allowed[i_kern].tolist() == [0.0]  # rbf only
+    assert rbf.allowed[i_clf].tolist() == [0.0, 2.0, 3.0]  # svc, or an untried choice
+    rf = by_names[frozenset({"clf", "depth"})]
+    assert rf.allowed[i_clf].tolist() == [1.0, 2.0, 3.0]
+
+
+def test_a_shared_parameter_with_overlapping_values_is_no_selector():
+    dists = {"clf": CLF, "depth": DEPTH}
+    trials = [_trial({"clf": c, "depth": d}, dists)
+              for c, d in [("rf", 3), ("rf", 5), ("knn", 3), ("knn", 7), ("svc", 1)]]
+    trials.append(_trial({"clf": "svc"}, dists))  # svc has no depth in this trial
+    space = encoded_space(union_search_space(trials), trials)
+    i_depth = space.names.index("depth")
+    assert all(i_depth not in b.allowed for b in space.branches)
+
+
+def test_encode_decode_and_points_stay_in_their_branch():
+    trials = _pipeline_trials(np.random.default_rng(1))
+    space = encoded_space(union_search_space(trials), trials)
+    x = space.encode({"clf": "rf", "lr": 0.01, "depth": 4})
+    i = {n: space.names.index(n) for n in space.names}
+    assert x[i["C"]] == INACTIVE_NUMERIC and x[i["k"]] == INACTIVE_NUMERIC
+    assert space.decode(x) == {"clf": "rf", "lr": pytest.approx(0.01), "depth": 4}
+    X = space.sobol(300, seed=0)
+    actives = {tuple(b.active) for b in space.branches}
+    for row in X:
+        assert tuple(row > -0.25) in actives
+        p = space.decode(row)
+        assert {"svc": "C", "rf": "depth", "knn": "k"}[p["clf"]] in p
+    # each branch gets a share of the candidates
+    counts = np.bincount(space.branch_of(X), minlength=3)
+    assert counts.min() > 60
+    # snapping keeps the branch and the inactive codes; a local search moves only its columns
+    noisy = X + np.random.default_rng(2).normal(0, 0.05, X.shape) * ~space.is_categorical
+    S = space.snap(noisy)
+    assert np.array_equal(space.branch_of(S), space.branch_of(X))
+    assert np.all((S == space.inactive) | (S > -0.25))
+    free = space.movable(X[0])
+    assert not free[i["clf"]] and free[i["lr"]]
+    assert free.sum() == 2  # lr and the branch's own parameter
+
+
+def test_a_fully_discrete_conditional_space_is_enumerated_by_branch():
+    dists = {"clf": CLF, "depth": IntDistribution(1, 4), "k": IntDistribution(1, 3)}
+    trials = [_trial({"clf": "rf", "depth": 2}, dists), _trial({"clf": "knn", "k": 1}, dists)]
+    space = encoded_space(union_search_space(trials), trials)
+    # rf x 4 depths + knn x 3 ks + svc (untried: allowed in either branch) x (4 + 3)
+    assert space.cardinality == 14
+    P = space.enumerate(100)
+    assert P.shape == (14, 3) and len({tuple(r) for r in P}) == 14
+    assert space.enumerate(10) is None
+
+
+def _branching(trial: optuna.Trial) -> float:
+    b = trial.suggest_categorical("branch", ["a", "b", "c"])
+    lr = trial.suggest_float("lr", 1e-4, 1e-1, log=True)
+    shared = 0.05 * (math.log10(lr) + 2.5) ** 2
+    if b == "a":
+        x, y = trial.suggest_float("a_x", 0, 1), trial.suggest_float("a_y", 0, 1)
+        return -0.5 + (x - 0.3) ** 2 + (y - 0.7) ** 2 + shared
+    if b == "b":
+        x = trial.suggest_float("b_x", -2, 2)
+        n = trial.suggest_int("b_n", 1, 10)
+        return -1.0 + 0.3 * (x - 1.1) ** 2 + 0.02 * (n - 7) ** 2 + shared
+    return -0.3 + (trial.suggest_float("c_x", 0, 1) - 0.5) ** 2 + shared
+
+
+@pytest.mark.parametrize("sampler_cls", [GPUCBSampler, IGPUCBSampler, GPTSSampler])
+def test_branch_parameters_come_from_the_model(sampler_cls, caplog):
+    study = optuna.create_study(sampler=sampler_cls(seed=0, n_startup_trials=6))
+    for t in [{"branch": "a", "lr": 0.01, "a_x": 0.9, "a_y": 0.1},
+              {"branch": "b", "lr": 0.01, "b_x": -1.5, "b_n": 2},
+              {"branch": "c", "lr": 0.01, "c_x": 0.9}]:
+        study.enqueue_trial(t)
+    with caplog.at_level(logging.WARNING, logger="optuna_gpbandit"):
+        study.optimize(_branching, n_trials=30)
+    assert not [r for r in caplog.records if "outside the relative search space" in r.message]
+    later = study.trials[10:]
+    # every later trial's own parameters were the relative sample's
+    for t in later:
+        stored = t.system_attrs
+        assert any(k.startswith("gpbandit:params") for k in stored)
+    assert study.best_value < -0.9  # random search's median best over 30 trials: about -0.84
+
+
+def test_branch_model_beats_random_search():
+    """Over 3 seeds, GP-UCB's best after 40 trials beats every random-search run's best."""
+    ours, rand = [], []
+    for seed in range(3):
+        for sampler, out in ((GPUCBSampler(seed=seed), ours),
+                             (optuna.samplers.RandomSampler(seed=seed), rand)):
+            study = optuna.create_study(sampler=sampler)
+            study.optimize(_branching, n_trials=40)
+            out.append(study.best_value)
+    assert np.median(ours) < min(rand)
+
+
+@pytest.mark.parametrize("case", ["constraints", "failures", "pending", "multi", "cpd", "storage"])
+def test_conditional_spaces_compose(case, tmp_path):
+    """Each stage with a branching objective: runs, and branch parameters are modelled."""
+    kw = dict(seed=1, n_startup_trials=5, warn_independent_sampling=True)
+    directions = ["minimize"]
+    storage = None
+    objective = _branching
+    if case == "constraints":
+        sampler = ConstrainedGPUCBSampler(
+            constraints_func=lambda t: [t.params["lr"] - 0.05], **kw)
+    elif case == "cpd":
+        from optuna_gpbandit import ChangeDetection
+        sampler = GPUCBCPDSampler(change_detection=ChangeDetection(), **kw)
+    else:
+        sampler = GPUCBSampler(**kw)
+    if case == "failures":
+        def objective(trial):
+            v = _branching(trial)
+            if trial.params.get("branch") == "c" and trial.params.get("c_x", 0) > 0.7:
+                raise ValueError("diverged")
+            return v
+    if case == "multi":
+        directions = ["minimize", "minimize"]
+
+        def objective(trial):
+            return _branching(trial), trial.params["lr"]
+    if case == "storage":
+        storage = f"sqlite:///{tmp_path / 's.db'}"
+    study = optuna.create_study(sampler=sampler, directions=directions, storage=storage,
+                                study_name="s")
+    study.optimize(objective, n_trials=12, catch=(ValueError,))
+    if case == "pending":  # other workers' trials still running, in two branches
+        for params in ({"branch": "b", "lr": 0.01, "b_x": 1.0, "b_n": 7},
+                       {"branch": "a", "lr": 0.01, "a_x": 0.3, "a_y": 0.7}):
+            t = study.ask()
+            for name, value in params.items():
+                dist = {"branch": CategoricalDistribution(["a", "b", "c"]),
+                        "lr": FloatDistribution(1e-4, 1e-1, log=True),
+                        "a_x": FloatDistribution(0, 1), "a_y": FloatDistribution(0, 1),
+                        "b_x": FloatDistribution(-2, 2), "b_n": IntDistribution(1, 10)}[name]
+                t._cached_frozen_trial.params[name] = value
+                study._storage.set_trial_param(t._trial_id, name, dist.to_internal_repr(value),
+                                               dist)
+    if case == "storage":  # resumed by a new sampler object in a new study handle
+        study = optuna.load_study(study_name="s", storage=storage,
+                                  sampler=GPUCBSampler(**kw))
+    study.optimize(objective, n_trials=8, catch=(ValueError,))
+    done = [t for t in study.trials if t.state == TrialState.COMPLETE]
+    assert len(done) >= 12
+    last = study.trials[-1]
+    own = {"a": ("a_x", "a_y"), "b": ("b_x", "b_n"), "c": ("c_x",)}[last.params["branch"]]
+    assert all(n in last.params for n in own)
+    assert last.system_attrs.get("gpbandit:state:0") or last.system_attrs.get("gpbandit:state")
