@@ -32,6 +32,7 @@ suggest ...``): such a parameter is active in the branches where it was seen, wh
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -39,6 +40,7 @@ import numpy as np
 from optuna.distributions import BaseDistribution
 from optuna.trial import FrozenTrial
 
+from optuna_gpbandit._history import History
 from optuna_gpbandit._space import RELAX_THRESHOLD, EncodedSpace
 
 INACTIVE_NUMERIC = -0.5
@@ -152,6 +154,13 @@ class ConditionalSpace(EncodedSpace):
         self.inactive = np.where(self.is_categorical, INACTIVE_CATEGORY, INACTIVE_NUMERIC)
         self._actives = np.array([b.active for b in self.branches])  # (B, d)
 
+    @property
+    def prior_dim(self) -> int:
+        """The largest branch's number of parameters: points of one branch vary in those only,
+        so the lengthscale prior (centred at ``0.25 sqrt(d)``) scales with it, not with the
+        union's."""
+        return int(self._actives.sum(axis=1).max())
+
     # ------------------------------------------------------------------ encoding
     def holds(self, params: dict[str, Any]) -> bool:
         return any(n in params for n in self.names)
@@ -216,6 +225,18 @@ class ConditionalSpace(EncodedSpace):
         pick = np.arange(X.shape[0]) % counts
         which = np.array([np.flatnonzero(row)[k] for row, k in zip(ok, pick)], dtype=int)
         return self._project(X, which, U)
+
+    def point_in(self, b: int, number: int, seed: int) -> np.ndarray:
+        """Point ``number`` of the scrambled Sobol sequence of ``seed``, in branch ``b``."""
+        from scipy.stats import qmc
+        sobol = qmc.Sobol(self.d, scramble=True, seed=seed)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            if number > 0:
+                sobol.fast_forward(number)
+            U = sobol.random(1)
+        X = EncodedSpace.from_uniform(self, U)
+        return self._project(X, np.array([b]), U)[0]
 
     def snap(self, X: np.ndarray) -> np.ndarray:
         X = np.array(X, dtype=float, copy=True)
@@ -292,3 +313,26 @@ def study_encoded_space(study: Any,
                         search_space: dict[str, BaseDistribution]) -> EncodedSpace:
     """:func:`encoded_space` of ``search_space`` for the study's COMPLETE trials."""
     return encoded_space(search_space, completed_trials(study))
+
+
+BRANCH_STARTUP = 3
+"""Trials a branch gets from a space-filling design before the model judges it [design
+choice]: fitted on one or two points of a branch (often poor ones: random points of a branch
+with a narrow good region), the GP calls the whole branch poor and never returns."""
+
+
+def branch_startup_point(space: EncodedSpace, history: History, number: int,
+                         seed: int) -> np.ndarray | None:
+    """A quasi-random point in the branch tried least, if fewer than :data:`BRANCH_STARTUP`
+    trials of it completed or are pending in ``history`` (``None`` otherwise, and in a plain
+    space): parallel workers do not all pile into one rarely tried branch."""
+    if not space.conditional:
+        return None
+    params = [t.params for t in history.completed] + [p.params for p in history.pending]
+    counts = np.zeros(len(space.branches), dtype=int)
+    if params:
+        np.add.at(counts, space.branch_of(space.encode_many(params)), 1)
+    b = int(np.argmin(counts))
+    if counts[b] >= BRANCH_STARTUP:
+        return None
+    return space.point_in(b, number, seed)

@@ -212,6 +212,7 @@ def fit_model(
             fixed_lengthscales=fixed_l, fixed_scale=config.kernel_scale,
             fixed_noise_var=noise, warm_start=prev_params,
             restart=_restart_fit(n, None if parsed is None else prev_n_fit),
+            prior_dim=space.prior_dim,
         )
         n_fit, refitted = n, True
     else:  # reuse the last fit; fixed values always win over stored ones

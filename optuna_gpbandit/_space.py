@@ -219,6 +219,11 @@ class EncodedSpace:
     conditional = False
     """Whether points lie in branches (:class:`~optuna_gpbandit._conditional.ConditionalSpace`)."""
 
+    @property
+    def prior_dim(self) -> int:
+        """The dimension the lengthscale prior scales with: the columns a point varies in."""
+        return self.d
+
     def holds(self, params: dict[str, Any]) -> bool:
         """Whether a trial's ``params`` give it a point here (all parameters, in a plain space)."""
         return all(n in params for n in self.names)

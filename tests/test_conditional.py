@@ -243,3 +243,25 @@ def test_conditional_spaces_compose(case, tmp_path):
     own = {"a": ("a_x", "a_y"), "b": ("b_x", "b_n"), "c": ("c_x",)}[last.params["branch"]]
     assert all(n in last.params for n in own)
     assert last.system_attrs.get("gpbandit:state:0") or last.system_attrs.get("gpbandit:state")
+
+
+def test_a_rarely_tried_branch_gets_space_filling_points_first():
+    from optuna_gpbandit._conditional import BRANCH_STARTUP, branch_startup_point
+    from optuna_gpbandit._history import History
+    rng = np.random.default_rng(3)
+    trials = _pipeline_trials(rng, 9)  # 3 per branch
+    svc = [t for t in trials if t.params["clf"] == "svc"]
+    trials = [t for t in trials if t.params["clf"] != "svc"] + svc[:BRANCH_STARTUP - 1]
+    space = encoded_space(union_search_space(trials), trials)
+
+    def history(ts):
+        return History(ts[0], ts, [], 0, ts)
+
+    points = [branch_startup_point(space, history(trials), n, 0) for n in range(20, 24)]
+    for x in points:  # in the svc branch, spread (distinct)
+        assert space.decode(x)["clf"] == "svc" and "C" in space.decode(x)
+    assert len({round(float(x[space.names.index("C")]), 6) for x in points}) == 4
+    full = trials + svc[BRANCH_STARTUP - 1:BRANCH_STARTUP]
+    assert branch_startup_point(space, history(full), 20, 0) is None
+    plain = EncodedSpace({"lr": LR})
+    assert branch_startup_point(plain, history(trials), 20, 0) is None

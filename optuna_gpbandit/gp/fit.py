@@ -102,6 +102,7 @@ def fit_hyperparameters(
     warm_start: GPParams | None = None,
     restart: bool = True,
     maxiter: int = 200,
+    prior_dim: int | None = None,
 ) -> GPParams:
     """MAP estimate of the kernel hyperparameters for data ``(X, y)``.
 
@@ -122,10 +123,14 @@ def fit_hyperparameters(
         wins). ``False`` starts from the warm start only (faster; it may keep a local optimum).
     maxiter
         L-BFGS-B iteration cap per start.
+    prior_dim
+        The ``d`` of the lengthscale prior (default: the columns of ``X``); a conditional
+        space's points vary in the columns of their branch only, so it passes the largest
+        branch's.
     """
     from scipy.optimize import minimize
     n, d = X.shape
-    mean_log_l = default_log_lengthscale(d)
+    mean_log_l = default_log_lengthscale(d if prior_dim is None else prior_dim)
     theta0 = np.concatenate([np.full(d, mean_log_l), [0.0, np.log(1e-3)]])
     free = np.ones(d + 2, dtype=bool)
     if fixed_lengthscales is not None:

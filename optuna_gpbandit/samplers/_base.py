@@ -1,7 +1,8 @@
 """The suggestion pipeline every sampler runs; concrete samplers only choose the next point.
 
-``_choose`` reads top to bottom, one stage a line: study history (``_history``) -> segment
-(change points, ``changepoint/``, or restarts, ``_restarts``) -> failed rows (``_failures``) ->
+``_choose`` reads top to bottom, one stage a line: study history (``_history``; the union
+search space and its branches, ``_conditional``) -> segment (change points, ``changepoint/``, or
+restarts, ``_restarts``; start-up points, also per branch) -> failed rows (``_failures``) ->
 constraints (``_constraint_step``) -> pending rows (``_pending``) -> observations and one GP per
 objective (``_observations``, ``_model``) -> what the maximiser avoids (``_context``) -> the
 acquisition's maximiser (the sampler's ``_select``, or a scalarisation, ``_multi``) -> record.
@@ -25,7 +26,8 @@ from optuna.study import Study
 from optuna.trial import FrozenTrial, TrialState
 
 from optuna_gpbandit import _failures, _pending, _randomness, _row_effects
-from optuna_gpbandit._conditional import study_encoded_space, study_search_space
+from optuna_gpbandit._conditional import (branch_startup_point, study_encoded_space,
+                                          study_search_space)
 from optuna_gpbandit._arguments import check_bool, check_int, check_number, check_seed
 from optuna_gpbandit._failures import FailedRow
 from optuna_gpbandit._pending import Censoring, Design, resolve_pending
@@ -146,9 +148,8 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
         )
         self._n_candidates = check_int("n_candidates", n_candidates, 1)
         self._n_local_search = check_int("n_local_search", n_local_search, 0)
-        self._warn_independent_sampling = check_bool(
-            "warn_independent_sampling", warn_independent_sampling
-        )
+        self._warn_independent_sampling = check_bool("warn_independent_sampling",
+                                                     warn_independent_sampling)
 
     # ---------------------------------------------------------------- Optuna interface
     def reseed_rng(self) -> None:
@@ -162,9 +163,8 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
                 self._independent_sampler = _randomness.TrialSeededRandomSampler(self._seed)
         self._independent_sampler.reseed_rng()
 
-    def infer_relative_search_space(
-        self, study: Study, trial: FrozenTrial
-    ) -> dict[str, BaseDistribution]:
+    def infer_relative_search_space(self, study: Study,
+                                    trial: FrozenTrial) -> dict[str, BaseDistribution]:
         # The union of the parameters of COMPLETE trials: a define-by-run objective's branches
         # are modelled too (the intersection, when every trial uses the same parameters).
         return study_search_space(study)
@@ -223,9 +223,12 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
                 return uniform, None
         elif self._restarts:
             history, start, streak = restart_stage(study, history, type(self).__name__, extra)
-        if not history.completed or (len(history.completed) < self._n_startup_trials
-                                     and (start == 0 or self._restarts)):
-            return self._startup_point(space, trial.number), None
+        startup = not history.completed or (len(history.completed) < self._n_startup_trials
+                                            and (start == 0 or self._restarts))
+        x = self._startup_point(space, trial.number) if startup else branch_startup_point(
+            space, history, trial.number, self._seed)  # (a branch tried too rarely to judge)
+        if x is not None:
+            return x, None
         failed = _failures.failed_rows(history, study.directions[0])  # (MO trials cannot prune)
         _failures.report(study, trial, failed, self._failures)
         step = constraint_step(
@@ -381,8 +384,7 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
         )
         return x
 
-    # ---------------------------------------------------------------- helpers
-    def _startup_point(self, space: EncodedSpace, number: int) -> np.ndarray:
+    def _startup_point(self, space: EncodedSpace, number: int) -> np.ndarray:  # (helpers)
         return space.sobol_point(number, self._seed)
 
     # Samplers whose acquisition random scalarisations combine (Paria et al.): True there.
