@@ -265,3 +265,32 @@ def test_a_rarely_tried_branch_gets_space_filling_points_first():
     assert branch_startup_point(space, history(full), 20, 0) is None
     plain = EncodedSpace({"lr": LR})
     assert branch_startup_point(plain, history(trials), 20, 0) is None
+
+
+def test_a_name_with_different_distributions_in_two_branches_is_left_out(caplog):
+    """``x`` has another range in each branch (Optuna refuses another kind): one encoding
+    cannot serve both, so ``x`` goes to the independent sampler (with the warning); the rest of
+    each branch is modelled."""
+    def objective(trial):
+        b = trial.suggest_categorical("b", ["f", "i"])
+        y = trial.suggest_float("y", 0, 1)
+        x = trial.suggest_float("x", 0, 1) if b == "f" else trial.suggest_float("x", 0, 10)
+        return (y - 0.3) ** 2 + (x / 10 if b == "i" else x)
+
+    study = optuna.create_study(sampler=GPUCBSampler(seed=0, n_startup_trials=4))
+    with caplog.at_level(logging.WARNING, logger="optuna_gpbandit"):
+        study.optimize(objective, n_trials=14)
+    trials = study.get_trials(states=(TrialState.COMPLETE,))
+    assert len(trials) == 14
+    assert list(union_search_space(trials)) == ["b", "y"]
+    assert any("'x' is outside the relative search space" in r.message for r in caplog.records)
+
+
+def test_threads_share_a_branching_study():
+    study = optuna.create_study(sampler=GPTSSampler(seed=0, n_startup_trials=5))
+    study.optimize(_branching, n_trials=24, n_jobs=3)
+    done = study.get_trials(states=(TrialState.COMPLETE,))
+    assert len(done) == 24
+    for t in done:  # every trial holds exactly its branch's parameters
+        own = {"a": {"a_x", "a_y"}, "b": {"b_x", "b_n"}, "c": {"c_x"}}[t.params["branch"]]
+        assert set(t.params) == {"branch", "lr"} | own
