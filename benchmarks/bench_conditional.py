@@ -59,8 +59,8 @@ are timed (ask + suggest, and tell apart); reported: the first step and the mean
 
 To run against another checkout of the package set ``PYTHONPATH`` (the header names the
 package's path and commit, "+dirty" if its ``optuna_gpbandit/`` has uncommitted changes). The
-script therefore does not put the repository root on ``sys.path``; it imports ``_common`` from
-its own folder.
+script puts its own folder (``_common``) and the repository root (``benchmarks.harness``) at the
+end of ``sys.path``, never first.
 
     python benchmarks/bench_conditional.py --seeds 10 --trials 60 --jobs 2     # full suite
     python benchmarks/bench_conditional.py --seeds 10 --trials 60 --jobs 2 --resume \\
@@ -86,15 +86,22 @@ from __future__ import annotations
 import os
 import sys
 
-if os.path.dirname(os.path.abspath(__file__)) not in sys.path:  # _common (never the repo root:
-    sys.path.append(os.path.dirname(os.path.abspath(__file__)))  # PYTHONPATH picks the package)
+for _path in (os.path.dirname(os.path.abspath(__file__)),  # _common; the repository root for
+              os.path.dirname(os.path.dirname(os.path.abspath(__file__)))):  # benchmarks.harness
+    if _path not in sys.path:  # appended, never first: PYTHONPATH picks the package
+        sys.path.append(_path)
 
 from _common import LogCounter, limit_threads, threads_from_argv  # noqa: E402
+
+from benchmarks.harness.runner import _append as append_jsonl  # noqa: E402
+from benchmarks.harness.runner import _fmt_secs as _hms  # noqa: E402
+from benchmarks.harness.problems import Problem as HarnessProblem  # noqa: E402
+from benchmarks.harness.runner import limit_threads as limit_pools  # noqa: E402
+from benchmarks.harness.runner import read_jsonl  # noqa: E402
 
 limit_threads(threads_from_argv(sys.argv[1:]))  # before numpy / scipy / torch load
 
 import argparse  # noqa: E402
-import json  # noqa: E402
 import math  # noqa: E402
 import platform  # noqa: E402
 import re  # noqa: E402
@@ -118,18 +125,12 @@ DEFAULT_OUT = os.path.join(HERE, "reports", "conditional", "report.md")
 
 
 @dataclass(frozen=True)
-class Problem:
-    """As ``harness.problems.Problem``, with the branch of a trial and the best branch."""
+class Problem(HarnessProblem):
+    """``harness.problems.Problem`` with the branch of a trial and the best branch (``None``:
+    the branch of the best value found)."""
 
-    name: str
-    description: str
-    suggest: Callable[[optuna.Trial], Params]
-    evaluate: Callable[[Params], float]
-    minimum: float | None  # None: unknown (regret from the best value over all runs)
-    optimum: Params | None
-    kind: str  # "synthetic" or "ml"
-    branch: Callable[[Params], str]
-    best_branch: str | None  # None: the branch of the best value found
+    branch: Callable[[Params], str] = lambda p: ""
+    best_branch: str | None = None
 
 
 # ------------------------------------------------------------------------------- branching
@@ -275,17 +276,17 @@ PROBLEMS: dict[str, Problem] = {
         "branching", "branch a/b/c with own floats + shared log lr; min -1.0 in branch b",
         branching_suggest, branching_evaluate, -1.0,
         {"branch": "b", "b_x0": 0.7, "b_x1": -0.8, "b_x2": 10 ** -1.6, "lr": 1e-2},
-        "synthetic", lambda p: p["branch"], "b"),
+        kind="synthetic", branch=lambda p: p["branch"], best_branch="b"),
     "nested": Problem(
         "nested", "sgd(momentum, nesterov -> dampening) | adam(beta1, beta2), lr, n_layers -> "
         "units_i; min 0 at sgd+nesterov", nested_suggest, nested_evaluate, 0.0,
         {"optimizer": "sgd", "lr": 0.05, "momentum": 0.9, "nesterov": True, "dampening": 0.1,
          "n_layers": 2, "units_0": 256, "units_1": 64},
-        "synthetic", nested_branch, "sgd+nesterov"),
+        kind="synthetic", branch=nested_branch, best_branch="sgd+nesterov"),
     "sklearn-pipeline": Problem(
         "sklearn-pipeline", "svc | rf | knn on 600 digits, 1 - 3-fold CV accuracy",
-        sklearn_suggest, sklearn_evaluate, None, None, "ml",
-        lambda p: p["classifier"], None),
+        sklearn_suggest, sklearn_evaluate, None, None, kind="ml",
+        branch=lambda p: p["classifier"]),
 }
 
 
@@ -477,49 +478,12 @@ def _worker_init(threads: int, tasks: list[dict]) -> None:
             pass
     if any(t.get("problem") == "sklearn-pipeline" for t in tasks):
         _digits()
-    try:
-        from threadpoolctl import threadpool_limits
-
-        threadpool_limits(threads)
-    except Exception:  # noqa: BLE001
-        pass
-    if "torch" in sys.modules:
-        sys.modules["torch"].set_num_threads(threads)
+    limit_pools(threads)
 
 
 # ----------------------------------------------------------------------------------- files
-def read_jsonl(path: str) -> list[dict]:
-    """Records of a JSON-lines file; a truncated line (a run killed mid-write) is skipped."""
-    out = []
-    if os.path.exists(path):
-        with open(path) as fh:
-            for line in fh:
-                try:
-                    out.append(json.loads(line))
-                except json.JSONDecodeError:
-                    continue
-    return out
-
-
-def append_jsonl(path: str, record: dict) -> None:
-    with open(path, "a+") as fh:
-        fh.seek(0, os.SEEK_END)
-        if fh.tell() > 0:  # a writer killed mid-line left no newline: start a fresh line
-            fh.seek(fh.tell() - 1)
-            if fh.read(1) != "\n":
-                fh.write("\n")
-        fh.write(json.dumps(record) + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-
-
 def key(r: dict) -> tuple:
     return (r.get("problem", "branching"), r["sampler"], r["seed"], r["trials"])
-
-
-def _hms(s: float) -> str:
-    s = int(round(s))
-    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
 
 
 def run_pool(tasks: list[dict], path: str, jobs: int, threads: int) -> int:
