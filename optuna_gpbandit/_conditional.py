@@ -319,14 +319,19 @@ BRANCH_STARTUP = 3
 """Trials a branch gets from a space-filling design before the model judges it [design
 choice]: fitted on one or two points of a branch (often poor ones: random points of a branch
 with a narrow good region), the GP calls the whole branch poor and never returns."""
+MAX_STARTUP_BRANCHES = 8
+"""Above this many branches (combinatorial structures: optional parameters per layer, say) no
+branch gets start-up points: 3 trials for each would spend the budget, and the GP learns the
+branches through the parameters they share."""
 
 
 def branch_startup_point(space: EncodedSpace, history: History, number: int,
                          seed: int) -> np.ndarray | None:
     """A quasi-random point in the branch tried least, if fewer than :data:`BRANCH_STARTUP`
-    trials of it completed or are pending in ``history`` (``None`` otherwise, and in a plain
-    space): parallel workers do not all pile into one rarely tried branch."""
-    if not space.conditional:
+    trials of it completed or are pending in ``history`` (``None`` otherwise, in a plain
+    space, and with more than :data:`MAX_STARTUP_BRANCHES` branches): parallel workers do not
+    all pile into one rarely tried branch."""
+    if not space.conditional or len(space.branches) > MAX_STARTUP_BRANCHES:
         return None
     params = [t.params for t in history.completed] + [p.params for p in history.pending]
     counts = np.zeros(len(space.branches), dtype=int)

@@ -294,3 +294,18 @@ def test_threads_share_a_branching_study():
     for t in done:  # every trial holds exactly its branch's parameters
         own = {"a": {"a_x", "a_y"}, "b": {"b_x", "b_n"}, "c": {"c_x"}}[t.params["branch"]]
         assert set(t.params) == {"branch", "lr"} | own
+
+
+def test_many_branches_get_no_startup_points():
+    from optuna_gpbandit._conditional import MAX_STARTUP_BRANCHES, branch_startup_point
+    from optuna_gpbandit._history import History
+    n = MAX_STARTUP_BRANCHES + 1
+    dists = {f"p{i}": FloatDistribution(0, 1) for i in range(n)}
+    dists["k"] = IntDistribution(0, n - 1)
+    trials = [_trial({"k": i, f"p{i}": 0.5}, dists) for i in range(n)]
+    space = encoded_space(union_search_space(trials), trials)
+    assert len(space.branches) == n
+    assert branch_startup_point(space, History(trials[0], trials, [], 0, trials), 30, 0) is None
+    few = trials[:MAX_STARTUP_BRANCHES]
+    space = encoded_space(union_search_space(few), few)
+    assert branch_startup_point(space, History(few[0], few, [], 0, few), 30, 0) is not None
