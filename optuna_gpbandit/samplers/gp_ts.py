@@ -136,6 +136,7 @@ class GPTSSampler(KernelizedBanditSampler):
         base = np.repeat(top[:_N_LOCAL], _N_PERTURB, axis=0)
         sd = np.resize(np.asarray(_PERTURB_SD), base.shape[0])[:, None]
         noise = ctx.rng.normal(0.0, 1.0, base.shape) * sd * ~space.is_categorical
+        noise *= base >= 0.0  # a conditional space's inactive codes (negative) stay as they are
         return np.unique(np.vstack([C, top, space.snap(base + noise)]), axis=0)
 
     def _acquisition(self, ctx: SelectionContext) -> tuple[SamplePath, dict[str, Any]]:
