@@ -97,7 +97,7 @@ from benchmarks.harness.runner import _append as append_jsonl  # noqa: E402
 from benchmarks.harness.runner import _fmt_secs as _hms  # noqa: E402
 from benchmarks.harness.problems import Problem as HarnessProblem  # noqa: E402
 from benchmarks.harness.runner import limit_threads as limit_pools  # noqa: E402
-from benchmarks.harness.runner import read_jsonl  # noqa: E402
+from benchmarks.harness.runner import pool_run, read_jsonl  # noqa: E402
 
 limit_threads(threads_from_argv(sys.argv[1:]))  # before numpy / scipy / torch load
 
@@ -110,10 +110,8 @@ import time  # noqa: E402
 import traceback  # noqa: E402
 import warnings  # noqa: E402
 from collections import Counter  # noqa: E402
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
 from functools import lru_cache  # noqa: E402
-from multiprocessing import get_context  # noqa: E402
 from typing import Any, Callable  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -512,28 +510,8 @@ def run_pool(tasks: list[dict], path: str, jobs: int, threads: int) -> int:
               f"{task['sampler']} / seed {task['seed']}: {what} | elapsed "
               f"{_hms(time.perf_counter() - start)}, ETA ~{eta}", file=sys.stderr, flush=True)
 
-    if jobs <= 1:
-        _worker_init(threads, tasks)
-        for i, task in enumerate(tasks):
-            collect(*_safe(task), len(tasks) - i - 1)
-        return n_fail
-    ex = ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn"),
-                             initializer=_worker_init, initargs=(threads, tasks))
-    try:
-        queue, running = list(tasks), {}
-        while queue or running:
-            while queue and len(running) < 2 * jobs:
-                t = queue.pop(0)
-                running[ex.submit(_safe, t)] = t
-            finished, _ = wait(running, return_when=FIRST_COMPLETED)
-            for fut in finished:
-                running.pop(fut)
-                collect(*fut.result(), len(queue) + len(running))
-    except KeyboardInterrupt:
-        print("interrupted: finished runs are saved; --resume continues", file=sys.stderr)
-        ex.shutdown(wait=False, cancel_futures=True)
-        raise
-    ex.shutdown()
+    pool_run(tasks, _safe, _worker_init, threads, jobs,
+             lambda task, record, error, rest: collect(task, record, error, len(rest)))
     return n_fail
 
 

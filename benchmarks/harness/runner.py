@@ -28,7 +28,7 @@ import warnings
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass
 from multiprocessing import get_context
-from typing import Iterable
+from typing import Callable, Iterable
 
 from benchmarks._common import THREAD_VARS
 
@@ -293,23 +293,29 @@ def run_tasks(tasks: list[Task], out_dir: str, jobs: int = 1, threads: int = 1,
             n_fail += 1
         progress.finished(task, record, error, remaining)
 
-    if jobs <= 1:
-        _worker_init(threads, todo)
-        for i, task in enumerate(todo):
-            collect(*_safe_run(task), todo[i + 1:])
-        return n_ok, n_fail
+    pool_run(todo, _safe_run, _worker_init, threads, jobs, collect)
+    return n_ok, n_fail
 
-    # spawn: clean workers that read the thread variables before numpy / torch load
+
+def pool_run(tasks: list, work: Callable, init: Callable, threads: int, jobs: int,
+             collect: Callable) -> None:
+    """``collect(*work(task), remaining)`` for every task, ``remaining`` the tasks not yet
+    started: in this process for ``jobs <= 1`` (after ``init(threads, tasks)``), else in
+    ``jobs`` spawned worker processes (clean: they read the thread variables before numpy /
+    torch load) with at most ``2 x jobs`` tasks queued. Ctrl-C keeps what has finished."""
+    if jobs <= 1:
+        init(threads, tasks)
+        for i, task in enumerate(tasks):
+            collect(*work(task), tasks[i + 1:])
+        return
     ex = ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn"),
-                             initializer=_worker_init, initargs=(threads, todo))
+                             initializer=init, initargs=(threads, tasks))
     try:
-        # keep at most 2 x jobs tasks queued so the ETA's "remaining" is the not-yet-started ones
-        queue = list(todo)
-        running = {}
+        queue, running = list(tasks), {}
         while queue or running:
             while queue and len(running) < 2 * jobs:
                 task = queue.pop(0)
-                running[ex.submit(_safe_run, task)] = task
+                running[ex.submit(work, task)] = task
             finished, _ = wait(running, return_when=FIRST_COMPLETED)
             for fut in finished:
                 running.pop(fut)
@@ -319,4 +325,3 @@ def run_tasks(tasks: list[Task], out_dir: str, jobs: int = 1, threads: int = 1,
         ex.shutdown(wait=False, cancel_futures=True)
         raise
     ex.shutdown()
-    return n_ok, n_fail
