@@ -32,7 +32,6 @@ suggest ...``): such a parameter is active in the branches where it was seen, wh
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -41,7 +40,7 @@ from optuna.distributions import BaseDistribution
 from optuna.trial import FrozenTrial
 
 from optuna_gpbandit._history import History
-from optuna_gpbandit._space import RELAX_THRESHOLD, EncodedSpace
+from optuna_gpbandit._space import EncodedSpace
 
 INACTIVE_NUMERIC = -0.5
 """Code of an inactive numeric column (valid values are in ``[0, 1]``)."""
@@ -72,11 +71,6 @@ class Branch:
     names: frozenset[str]
     active: np.ndarray  # (d,) bool: the columns of ``names``
     allowed: dict[int, np.ndarray]  # selector column -> its allowed encoded values (sorted)
-    n_trials: int  # COMPLETE trials seen in this branch
-
-
-def _grid_indices(space: EncodedSpace, i: int, values: np.ndarray) -> np.ndarray:
-    return space.columns[i].index_of(values).astype(np.int64)
 
 
 def find_branches(trials: Sequence[FrozenTrial], space: EncodedSpace) -> list[Branch]:
@@ -89,12 +83,12 @@ def find_branches(trials: Sequence[FrozenTrial], space: EncodedSpace) -> list[Br
     keys = list(groups)
     seen: dict[tuple[int, frozenset[str]], frozenset[int]] = {}  # (column, branch) -> indices
     for i, (name, col) in enumerate(zip(space.names, space.columns)):
-        if not col.categorical and (col.n_values is None or col.n_values > RELAX_THRESHOLD):
+        if space.is_relaxed[i]:
             continue  # continuous or wide columns: no selectors
         for key in keys:
             if name in key:
                 enc = np.array([col.encode(t.params[name]) for t in groups[key]])
-                seen[i, key] = frozenset(_grid_indices(space, i, enc).tolist())
+                seen[i, key] = frozenset(col.index_of(enc).astype(np.int64).tolist())
     selectors: set[int] = set()
     for i in {i for i, _ in seen}:
         sets = [s for (j, _), s in seen.items() if j == i]
@@ -113,7 +107,7 @@ def find_branches(trials: Sequence[FrozenTrial], space: EncodedSpace) -> list[Br
             unseen_or_here = [k for k in range(int(col.n_values))
                               if k in seen[i, key] or k not in elsewhere]
             allowed[i] = np.sort(col.values_at(np.array(unseen_or_here, dtype=float)))
-        branches.append(Branch(key, active, allowed, len(groups[key])))
+        branches.append(Branch(key, active, allowed))
     return branches
 
 
@@ -228,13 +222,7 @@ class ConditionalSpace(EncodedSpace):
 
     def point_in(self, b: int, number: int, seed: int) -> np.ndarray:
         """Point ``number`` of the scrambled Sobol sequence of ``seed``, in branch ``b``."""
-        from scipy.stats import qmc
-        sobol = qmc.Sobol(self.d, scramble=True, seed=seed)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            if number > 0:
-                sobol.fast_forward(number)
-            U = sobol.random(1)
+        U = self.sobol_uniform(number, seed)
         X = EncodedSpace.from_uniform(self, U)
         return self._project(X, np.array([b]), U)[0]
 

@@ -281,15 +281,20 @@ class EncodedSpace:
             U = qmc.Sobol(self.d, scramble=True, seed=seed).random(n)
         return self.from_uniform(U)
 
-    def sobol_point(self, index: int, seed: int) -> np.ndarray:
-        """Point number ``index`` of the scrambled Sobol sequence of ``seed`` (valid values)."""
+    def sobol_uniform(self, index: int, seed: int) -> np.ndarray:
+        """Point number ``index`` of the ``d``-dimensional scrambled Sobol sequence of ``seed``,
+        in the unit cube (shape ``(1, d)``)."""
         from scipy.stats import qmc
         sobol = qmc.Sobol(self.d, scramble=True, seed=seed)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             if index > 0:
                 sobol.fast_forward(index)
-            return self.from_uniform(sobol.random(1))[0]
+            return sobol.random(1)
+
+    def sobol_point(self, index: int, seed: int) -> np.ndarray:
+        """Point number ``index`` of the scrambled Sobol sequence of ``seed`` (valid values)."""
+        return self.from_uniform(self.sobol_uniform(index, seed))[0]
 
     def from_uniform(self, U: np.ndarray) -> np.ndarray:
         X = np.empty_like(U)
