@@ -97,7 +97,8 @@ from benchmarks.harness.runner import _append as append_jsonl  # noqa: E402
 from benchmarks.harness.runner import _fmt_secs as _hms  # noqa: E402
 from benchmarks.harness.problems import Problem as HarnessProblem  # noqa: E402
 from benchmarks.harness.runner import limit_threads as limit_pools  # noqa: E402
-from benchmarks.harness.runner import pool_run, read_jsonl  # noqa: E402
+from benchmarks.harness.runner import (GP_SAMPLER_MODULES, import_modules,  # noqa: E402
+                                       package_checkout, pool_run, read_jsonl)
 
 limit_threads(threads_from_argv(sys.argv[1:]))  # before numpy / scipy / torch load
 
@@ -105,7 +106,6 @@ import argparse  # noqa: E402
 import math  # noqa: E402
 import platform  # noqa: E402
 import re  # noqa: E402
-import subprocess  # noqa: E402
 import time  # noqa: E402
 import traceback  # noqa: E402
 import warnings  # noqa: E402
@@ -458,22 +458,15 @@ def _safe(task: dict) -> tuple[dict, dict | None, str | None]:
 def _worker_init(threads: int, tasks: list[dict]) -> None:
     """Quiet the libraries and import what the runs need (no run's first suggestion or
     objective pays a module import)."""
-    import importlib
-
     warnings.filterwarnings("ignore")
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     modules = ["scipy.optimize", "optuna_gpbandit"]
     if any(t["sampler"] == "GPSampler" for t in tasks):
-        modules += ["torch", "optuna._gp.search_space", "optuna._gp.gp", "optuna._gp.optim_mixed",
-                    "optuna._gp.acqf", "optuna._gp.prior"]
+        modules += GP_SAMPLER_MODULES
     if any(t.get("problem") == "sklearn-pipeline" for t in tasks):
         modules += ["sklearn.svm", "sklearn.ensemble", "sklearn.neighbors",
                     "sklearn.model_selection", "sklearn.datasets"]
-    for m in modules:
-        try:
-            importlib.import_module(m)
-        except ImportError:
-            pass
+    import_modules(modules)
     if any(t.get("problem") == "sklearn-pipeline" for t in tasks):
         _digits()
     limit_pools(threads)
@@ -518,22 +511,10 @@ def run_pool(tasks: list[dict], path: str, jobs: int, threads: int) -> int:
 # ---------------------------------------------------------------------------------- header
 def package_info() -> tuple[str, str]:
     """(path of the imported optuna_gpbandit, short commit of its checkout [+dirty])."""
-    import optuna_gpbandit
-
-    pkg = os.path.dirname(os.path.abspath(optuna_gpbandit.__file__))
-    root = os.path.dirname(pkg)
-
-    def git(*a: str) -> str:
-        return subprocess.run(["git", "-C", root, *a], capture_output=True, text=True,
-                              check=True).stdout.strip()
-
-    try:
-        commit = git("rev-parse", "--short", "HEAD")
-        if git("status", "--porcelain", "--", pkg):
-            commit += "+dirty"
-    except (OSError, subprocess.CalledProcessError):
-        commit = "unknown (not a git checkout)"
-    return pkg, commit
+    info = package_checkout()
+    if info["commit"] is None:
+        return info["path"], "unknown (not a git checkout)"
+    return info["path"], info["commit"] + ("+dirty" if info["dirty"] else "")
 
 
 def header(args: argparse.Namespace, title: str) -> list[str]:

@@ -78,25 +78,55 @@ def quiet() -> None:
     warnings.filterwarnings("ignore")
 
 
-def warm_up(tasks: list[Task]) -> None:
-    """Import what the runs will need, so that no run's first suggestion (or objective) pays a
-    module import: torch and optuna._gp for GPSampler, scikit-learn for the ML tasks."""
+def package_checkout(short: str = "--short") -> dict:
+    """Where ``optuna_gpbandit`` is imported from (``path``), the commit of that checkout
+    (``git rev-parse <short> HEAD``; ``None`` outside git) and whether the package has
+    uncommitted changes (``dirty``)."""
+    import subprocess
+
+    import optuna_gpbandit
+
+    path = os.path.dirname(os.path.realpath(optuna_gpbandit.__file__))
+
+    def git(*args: str) -> str:
+        try:
+            return subprocess.run(["git", "-C", path, *args], capture_output=True, text=True,
+                                  timeout=30).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            return ""
+
+    return {"path": path, "commit": git("rev-parse", short, "HEAD") or None,
+            "dirty": bool(git("status", "--porcelain", "--", "."))}
+
+
+GP_SAMPLER_MODULES = ["torch", "optuna._gp.search_space", "optuna._gp.gp",
+                      "optuna._gp.optim_mixed", "optuna._gp.acqf", "optuna._gp.prior"]
+"""What Optuna's GPSampler imports at its first suggestion."""
+
+
+def import_modules(modules: Iterable[str]) -> None:
+    """Import ``modules`` now (those not installed are skipped)."""
     import importlib
 
-    from .problems import get_problem
-
-    modules = ["numpy", "scipy.optimize", "optuna", "optuna_gpbandit"]
-    if any(t.sampler == "GPSampler" for t in tasks):
-        modules += ["torch", "optuna._gp.search_space", "optuna._gp.gp", "optuna._gp.optim_mixed",
-                    "optuna._gp.acqf", "optuna._gp.prior"]
-    if any(get_problem(t.problem).kind == "ml" for t in tasks):
-        modules += ["sklearn.svm", "sklearn.model_selection", "sklearn.pipeline",
-                    "sklearn.preprocessing", "sklearn.datasets"]
     for m in modules:
         try:
             importlib.import_module(m)
         except ImportError:
             pass
+
+
+def warm_up(tasks: list[Task]) -> None:
+    """Import what the runs will need, so that no run's first suggestion (or objective) pays a
+    module import: torch and optuna._gp for GPSampler, scikit-learn for the ML tasks."""
+    from .problems import get_problem
+
+    modules = ["numpy", "scipy.optimize", "optuna", "optuna_gpbandit"]
+    if any(t.sampler == "GPSampler" for t in tasks):
+        modules += GP_SAMPLER_MODULES
+    if any(get_problem(t.problem).kind == "ml" for t in tasks):
+        modules += ["sklearn.svm", "sklearn.model_selection", "sklearn.pipeline",
+                    "sklearn.preprocessing", "sklearn.datasets"]
+    import_modules(modules)
 
 
 def _worker_init(threads: int, tasks: list[Task]) -> None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 
@@ -43,19 +42,7 @@ def _worker_init(threads: int, tasks: list) -> None:
 
 def package_info() -> dict:
     """Where optuna_gpbandit is imported from and the git commit of that checkout."""
-    import optuna_gpbandit
-
-    path = os.path.dirname(os.path.realpath(optuna_gpbandit.__file__))
-
-    def git(*args: str) -> str:
-        try:
-            return subprocess.run(["git", "-C", path, *args], capture_output=True, text=True,
-                                  timeout=30).stdout.strip()
-        except (OSError, subprocess.SubprocessError):
-            return ""
-
-    return {"path": path, "commit": git("rev-parse", "--short=12", "HEAD") or None,
-            "dirty": bool(git("status", "--porcelain", "--", "."))}
+    return runner.package_checkout("--short=12")
 
 
 def _pick(names: list[str] | None, known: list[str], what: str) -> list[str]:
