@@ -257,10 +257,30 @@ def test_a_rarely_tried_branch_gets_space_filling_points_first():
     def history(ts):
         return History(ts[0], ts, [], 0, ts)
 
-    points = [branch_startup_point(space, history(trials), n, 0) for n in range(20, 24)]
-    for x in points:  # in the svc branch, spread (distinct)
-        assert space.decode(x)["clf"] == "svc" and "C" in space.decode(x)
-    assert len({round(float(x[space.names.index("C")]), 6) for x in points}) == 4
+    # From no svc trial on, each start-up point joins the history: the svc branch's own
+    # columns (C and lr) are stratified (the first 4 points of a Sobol sequence lie in distinct
+    # quarters of each column), not clustered.
+    dists = {"clf": CLF, "C": C, "depth": DEPTH, "k": K, "lr": LR}
+    others = [t for t in trials if t.params["clf"] != "svc"]
+    seen = []
+    for n in range(20, 20 + BRANCH_STARTUP):
+        x = branch_startup_point(space, history(others + seen), n, 0)
+        params = space.decode(x)
+        assert params["clf"] == "svc" and "C" in params and "depth" not in params
+        seen.append(_trial(params, dists))
+    for name in ("C", "lr"):
+        quarters = {int(space.encode(t.params)[space.names.index(name)] * 4) for t in seen}
+        assert len(quarters) == BRANCH_STARTUP
+    # Two workers choosing at the same moment (neither point stored yet): the later trial
+    # counts the earlier running one and takes the next point of the sequence.
+    from optuna.trial import TrialState
+    first, second = create_trial(state=TrialState.RUNNING), create_trial(state=TrialState.RUNNING)
+    first.number, second.number = 30, 31
+    alone = History(first, others, [], 1, others + [first, second])
+    crowded = History(second, others, [], 1, others + [first, second])
+    a = branch_startup_point(space, alone, 30, 0)
+    b = branch_startup_point(space, crowded, 31, 0)
+    assert space.decode(a)["C"] != space.decode(b)["C"]
     full = trials + svc[BRANCH_STARTUP - 1:BRANCH_STARTUP]
     assert branch_startup_point(space, history(full), 20, 0) is None
     plain = EncodedSpace({"lr": LR})

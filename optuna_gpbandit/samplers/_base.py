@@ -26,8 +26,8 @@ from optuna.study import Study
 from optuna.trial import FrozenTrial, TrialState
 
 from optuna_gpbandit import _failures, _pending, _randomness, _row_effects
-from optuna_gpbandit._conditional import (branch_startup_point, study_encoded_space,
-                                          study_search_space)
+from optuna_gpbandit._conditional import (branch_startup_point, startup_point,
+                                          study_encoded_space, study_search_space)
 from optuna_gpbandit._arguments import check_bool, check_int, check_number, check_seed
 from optuna_gpbandit._failures import FailedRow
 from optuna_gpbandit._pending import Censoring, Design, resolve_pending
@@ -225,8 +225,8 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
             history, start, streak = restart_stage(study, history, type(self).__name__, extra)
         startup = not history.completed or (len(history.completed) < self._n_startup_trials
                                             and (start == 0 or self._restarts))
-        x = self._startup_point(space, trial.number) if startup else branch_startup_point(
-            space, history, trial.number, self._seed)  # (a branch tried too rarely to judge)
+        x = startup_point(space, history, trial.number, self._seed) if startup else (
+            branch_startup_point(space, history, trial.number, self._seed))  # (a rare branch)
         if x is not None:
             return x, None
         failed = _failures.failed_rows(history, study.directions[0])  # (MO trials cannot prune)
