@@ -24,6 +24,7 @@ from optuna.logging import get_logger
 from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
+from optuna_gpbandit import _warping
 from optuna_gpbandit._pending import Design
 from optuna_gpbandit._failures import FailedRow, imputed_labels
 from optuna_gpbandit._space import EncodedSpace
@@ -79,6 +80,7 @@ class Observations:
     hallucinate: bool = False
     n_dropped: int = 0
     imputed: np.ndarray | None = None
+    warp: _warping.Warp | None = None
 
     def __post_init__(self) -> None:
         n = self.y.shape[0]
@@ -113,8 +115,12 @@ class Observations:
         return self.n_observed + self.n_dropped
 
     def to_objective(self, mean: float, sd: float) -> tuple[float, float]:
-        """A GP mean and standard deviation in the model's units -> objective units."""
-        return self.sign * (mean * self.scale + self.shift), sd * self.scale
+        """A GP mean and standard deviation in the model's units -> objective units (through
+        the inverse warp, if any: the mean's image, and half the width of ``mean +- sd``'s)."""
+        if self.warp is None:
+            return self.sign * (mean * self.scale + self.shift), sd * self.scale
+        z = self.warp.inverse(np.array([mean, mean - sd, mean + sd]))
+        return self.sign * (z[0] * self.scale + self.shift), 0.5 * (z[2] - z[1]) * self.scale
 
 
 def oriented_values(trials: list[FrozenTrial], direction: StudyDirection) -> np.ndarray:
@@ -167,6 +173,7 @@ def build_observations(
     targets: dict[int, float] | None = None,
     failed: list[FailedRow] | None = None,
     scale_floor: float | None = None,
+    warp: bool = False,
 ) -> Observations:
     """Encode the observed ``trials`` (COMPLETE, holding every parameter of ``space``).
 
@@ -176,7 +183,8 @@ def build_observations(
     (see :mod:`optuna_gpbandit._failures`) follow the observed trials with imputed labels
     (none while nothing is observed). ``scale_floor`` bounds the standardising scale from below
     (after a change point: the spread of the whole study, so a young segment's few values do not
-    set the model's amplitude).
+    set the model's amplitude). ``warp`` (with ``standardize``): the standardised targets are
+    warped (:mod:`optuna_gpbandit._warping`), fitted on the real observations.
     """
     rows = [] if design is None else design.rows
     if design is not None:
@@ -193,12 +201,22 @@ def build_observations(
     if standardize and scale_floor is not None and math.isfinite(scale_floor):
         scale = max(scale, scale_floor)
     y = _standardize(y_raw, shift, scale)
+    fitted = None
+    if warp and standardize and len(trials) >= _warping.MIN_OBSERVED:
+        n = len(trials)
+        ref = spread_subset(X[:n], np.empty((0, X.shape[1])), _warping.reference_size(n),
+                            np.random.default_rng(0), space.is_categorical)
+        fitted = _warping.fit(y[:n], ref)
+    if fitted is not None:
+        y = fitted.forward(y)
     sign = direction_sign(direction)
     censored = 0.0
     if rows and not hallucinate:
         censored = float(y.min()) if y.size else 0.0
         if lower_bound is not None:
-            censored = min(censored, (sign * lower_bound - shift) / scale)
+            bound = np.array([(sign * lower_bound - shift) / scale])
+            censored = min(censored, float((bound if fitted is None
+                                            else fitted.forward(bound))[0]))
     in_window = (
         list(design.observed_in_window) if design is not None else [False] * len(trials)
     ) + [False] * len(failed) + [r.in_window for r in rows]
@@ -219,6 +237,7 @@ def build_observations(
         in_window=np.array(in_window, dtype=bool),
         hallucinate=hallucinate and bool(rows),
         imputed=(np.arange(n_obs + len(rows)) >= len(trials)) & (np.arange(n_obs + len(rows)) < n_obs),
+        warp=fitted,
     )
 
 

@@ -68,6 +68,7 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
     ----------
     <common parameters>
     <restarts parameters>
+    <warping parameters>
     """
 
     def __init__(
@@ -96,6 +97,7 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
         failures: str = "impute",
         scalarization: str = "chebyshev",
         restarts: bool = False,
+        output_warping: bool = True,
     ) -> None:
         seed = check_seed(seed)
         self._scalarization = check_scalarization(scalarization)
@@ -125,6 +127,7 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
             )
         self._change_detection = change_detection
         self._restarts = check_bool("restarts", restarts)
+        self._output_warping = check_bool("output_warping", output_warping)
         if self._restarts and change_detection is not None:
             raise ValueError("restarts=True and change_detection both reset the history the model "
                              "sees: pass one of them.")
@@ -153,10 +156,8 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
 
     # ---------------------------------------------------------------- Optuna interface
     def reseed_rng(self) -> None:
-        """Reseed the independent sampler; draw a new seed unless the user fixed one.
-
-        Per-trial streams already differ between trials, so threads need no reseeding.
-        """
+        """Reseed the independent sampler; draw a new seed unless the user fixed one (per-trial
+        streams already differ between trials, so threads need no reseeding)."""
         if not self._user_seed:
             self._seed = int(np.random.SeedSequence().entropy % (2**31))
             if self._own_independent:
@@ -192,18 +193,16 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
             if record is None:  # a startup point: distinct per trial number
                 return params
             record["rounds"] = round_ + 1
-            if self._pending_mode == "ignore" or not taken_meanwhile(
-                study, space, history, x, stamp
-            ):
+            if self._pending_mode == "ignore" or not taken_meanwhile(study, space, history, x,
+                                                                     stamp):
                 write_trial_json(study, trial, STATE, record)
                 if self._change_detection is not None and not record.get("penalised"):
                     self._change_detection.store_prediction(
                         study, trial, record["mu"], record["pred_sd"],
                         record.get("segment_start", 0), record["n_observed"], record["y_scale"])
                 return params
-            _logger.debug(
-                "Trial %d: a concurrent trial took the same point; choosing again.", trial.number
-            )
+            _logger.debug("Trial %d: a concurrent trial took the same point; choosing again.",
+                          trial.number)
         # Still taken after every round (many workers converging at once): a quasi-random point,
         # distinct per trial number.
         params = space.decode(self._startup_point(space, trial.number))
@@ -271,7 +270,7 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
                 targets=objective_targets(study, history, i) if k > 1 else step.targets,
                 failed=failed if self._failures == "impute" else None,
                 scale_floor=study_spread(history.all_trials, study.direction) if start else None,
-            )
+                warp=self._output_warping and k == 1 and self._change_detection is None)
             if k == 1 and obs.n_observed >= 2 and np.ptp(obs.y_raw) == 0.0:
                 # Nothing to model (a constant objective, or a broken one): a GP would fit
                 # infinite lengthscales and UCB would bounce between corners.

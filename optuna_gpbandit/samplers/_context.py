@@ -73,13 +73,15 @@ class SelectionContext:
         obs, post = self.obs, self.model.posterior
         mu, var = post.mean_var(x[None, :])
         mu_value, sd_value = obs.to_objective(float(mu[0]), float(np.sqrt(var[0])))
-        pred_sd = obs.to_objective(0.0, float(np.sqrt(var[0] + post.effective_noise_var)))[1]
+        pred_sd = obs.to_objective(float(mu[0]),
+                                   float(np.sqrt(var[0] + post.effective_noise_var)))[1]
         return dict(
             t=self.t,
             mu=mu_value,
             sigma=sd_value,
             pred_sd=pred_sd,
             y_scale=obs.scale,
+            n_warped=0 if obs.warp is None else obs.warp.n_lifted,
             info_gain=post.information_gain(),
             info_gain_inc=float(0.5 * np.log1p(var[0] / post.effective_noise_var)),
             refitted=self.model.refitted,

@@ -102,6 +102,7 @@ class ConstrainedGPUCBSampler(IGPUCBSampler):
     <kernelized parameters>
     <common parameters>
     <restarts parameters>
+    <warping parameters>
     """
 
     _multi_objective = False  # one objective only
@@ -149,6 +150,7 @@ class ConstrainedGPUCBSampler(IGPUCBSampler):
         change_detection: ChangeDetection | None = None,
         failures: str = "impute",
         restarts: bool = False,
+        output_warping: bool = True,
     ) -> None:
         if constraints is None:
             constraints = _constraint_rule(mode, width, on_missing, {

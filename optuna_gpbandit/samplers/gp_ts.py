@@ -77,6 +77,7 @@ class GPTSSampler(KernelizedBanditSampler):
     <kernelized parameters>
     <common parameters>
     <restarts parameters>
+    <warping parameters>
     <multi_objective parameters>
     draw
         ``"path"`` (default): a draw on the whole space, maximised like an acquisition;
@@ -119,6 +120,7 @@ class GPTSSampler(KernelizedBanditSampler):
         failures: str = "impute",
         scalarization: str = "chebyshev",
         restarts: bool = False,
+        output_warping: bool = True,
         draw: str = "path",
         n_features: int = DEFAULT_FEATURES,
     ) -> None:

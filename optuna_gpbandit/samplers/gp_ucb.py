@@ -34,6 +34,7 @@ class GPUCBSampler(GPBanditSampler):
     <gp_ucb parameters>
     <common parameters>
     <restarts parameters>
+    <warping parameters>
     <multi_objective parameters>
     """
 
@@ -72,6 +73,7 @@ class GPUCBSampler(GPBanditSampler):
         failures: str = "impute",
         scalarization: str = "chebyshev",
         restarts: bool = False,
+        output_warping: bool = True,
     ) -> None:
         super().__init__(**forward(GPBanditSampler, locals()))
         if isinstance(beta, str) and beta not in _BETA_MODES:

@@ -30,6 +30,7 @@ class IGPUCBSampler(KernelizedBanditSampler):
     <kernelized parameters>
     <common parameters>
     <restarts parameters>
+    <warping parameters>
     <multi_objective parameters>
     """
 
@@ -67,6 +68,7 @@ class IGPUCBSampler(KernelizedBanditSampler):
         failures: str = "impute",
         scalarization: str = "chebyshev",
         restarts: bool = False,
+        output_warping: bool = True,
     ) -> None:
         super().__init__(**forward(KernelizedBanditSampler, locals()))
 
