@@ -108,7 +108,10 @@ def fit(z: np.ndarray, reference: np.ndarray | None = None) -> Warp | None:
     keys, counts = np.unique(r, return_counts=True)
     cdf = (np.cumsum(counts) - 0.5 * counts) / r.size  # mid-rank ECDF at the reference values
     lo = float(keys[0])
-    w = np.where(z < med, np.maximum(z, med + spread * ndtri(np.interp(z, keys, cdf))), z)
+    # Ranks at most 1/2 below the median: an observation outside the reference just below a
+    # median shared by many reference values would interpolate a rank above 1/2 there.
+    q = np.minimum(np.interp(z, keys, cdf), 0.5)
+    w = np.where(z < med, np.maximum(z, med + spread * ndtri(q)), z)
     w_lo = max(lo, med + spread * float(ndtri(cdf[0]))) if lo < med else lo
     slope = float(min(max((med - w_lo) / (med - lo), 1e-6), 1.0)) if med > lo else 1.0
     below = z < lo  # beyond the reference's lowest value: on linearly from it

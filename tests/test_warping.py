@@ -56,6 +56,17 @@ def test_order_kept_ties_tied_and_the_inverse():
     np.testing.assert_allclose(warp.inverse(fg), grid, atol=1e-9)
 
 
+def test_monotone_when_the_reference_shares_its_median():
+    # Reference: a far poor value and many values tied at the median; an observation outside the
+    # reference lies just below that median: it must not be lifted above the median.
+    z = np.array([-6.0, -3.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.9, 0.95, -1.0])
+    warp = _warping.fit(z, reference=np.arange(7))
+    w = warp.forward(z)
+    order = np.argsort(z, kind="stable")
+    assert np.all(np.diff(w[order]) >= 0)
+    assert np.all(w[7:9] <= w[2])
+
+
 def test_no_warp_where_it_would_change_nothing():
     rng = np.random.default_rng(1)
     assert _warping.fit(_standardised(rng.normal(size=4))) is None  # too few values
