@@ -14,8 +14,7 @@ from optuna.trial import TrialState, create_trial
 
 from optuna_gpbandit import (ConstrainedGPUCBSampler, GPTSSampler, GPUCBCPDSampler,
                              GPUCBSampler, IGPUCBSampler)
-from optuna_gpbandit._conditional import (INACTIVE_CATEGORY, INACTIVE_NUMERIC,
-                                          ConditionalSpace, encoded_space, find_branches,
+from optuna_gpbandit._conditional import (INACTIVE_NUMERIC, ConditionalSpace, encoded_space,
                                           union_search_space)
 from optuna_gpbandit._space import EncodedSpace
 
