@@ -32,7 +32,6 @@ suggest ...``): such a parameter is active in the branches where it was seen, wh
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -41,7 +40,7 @@ from optuna.distributions import BaseDistribution
 from optuna.trial import FrozenTrial
 
 from optuna_gpbandit._history import History
-from optuna_gpbandit._space import EncodedSpace
+from optuna_gpbandit._space import EncodedSpace, sobol_row
 
 INACTIVE_NUMERIC = -0.5
 """Code of an inactive numeric column (valid values are in ``[0, 1]``)."""
@@ -316,13 +315,11 @@ def branch_startup_point(space: EncodedSpace, history: History, number: int,
     parallel workers do not all pile into one rarely tried branch."""
     if not space.conditional or len(space.branches) > MAX_STARTUP_BRANCHES:
         return None
-    X = _tried(space, history)
-    counts = np.bincount(space.branch_of(X), minlength=len(space.branches)) if X.size else \
-        np.zeros(len(space.branches), dtype=int)
+    counts = _branch_counts(space, history)
     b = int(np.argmin(counts))
     if counts[b] >= BRANCH_STARTUP:
         return None
-    return spread_point(space, history, number, seed, b)
+    return spread_point(space, history, number, seed, b, int(counts[b]))
 
 
 def startup_point(space: EncodedSpace, history: History, number: int, seed: int) -> np.ndarray:
@@ -331,38 +328,30 @@ def startup_point(space: EncodedSpace, history: History, number: int, seed: int)
     x = space.sobol_point(number, seed)
     if not space.conditional:
         return x
-    return spread_point(space, history, number, seed, int(space.branch_of(x[None, :])[0]))
+    b = int(space.branch_of(x[None, :])[0])
+    return spread_point(space, history, number, seed, b, int(_branch_counts(space, history)[b]))
 
 
 def spread_point(space: EncodedSpace, history: History, number: int, seed: int,
-                 branch: int) -> np.ndarray:
+                 branch: int, n_tried: int) -> np.ndarray:
     """A quasi-random point of ``branch`` whose own columns follow the branch's own scrambled
-    Sobol sequence: its ``k``-th point, ``k`` the branch's completed, pending and failed
-    trials (other columns: the trial's Sobol point of the whole space), plus the running
-    trials numbered before this one whose point is not known yet (two workers choosing at the
-    same moment take different points).
+    Sobol sequence: its ``k``-th point, ``k`` = ``n_tried`` (the branch's completed, pending and
+    failed trials, :func:`_branch_counts`) plus the running trials numbered before this one
+    whose point is not known yet (two workers choosing at the same moment take different
+    points); other columns: the trial's Sobol point of the whole space.
 
     Quasi-random points of the whole union space do not fill a branch: each call's space may
     have other columns (the union grows as branches are seen), so the branch's columns come
     from unrelated Sobol sequences and a few start-up points of a branch can cluster (three
     SVM points all at ``gamma < 3e-5`` in a run of ``benchmarks/bench_conditional.py``)."""
     import zlib
-    from scipy.stats import qmc
 
     br = space.branches[branch]
-    X = _tried(space, history)
-    k = int(np.sum(space.branch_of(X) == branch)) if X.size else 0
-    k += _earlier_unresolved(history)
+    k = n_tried + _earlier_unresolved(history)
     cols = np.flatnonzero(br.active)
     key = zlib.crc32(",".join(sorted(br.names)).encode())
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # single points
-        sobol = qmc.Sobol(cols.size, scramble=True, seed=np.random.default_rng([seed, key]))
-        if k:
-            sobol.fast_forward(k)
-        own = sobol.random(1)[0]
     U = space.sobol_uniform(number, seed)
-    U[0, cols] = own
+    U[0, cols] = sobol_row(cols.size, k, np.random.default_rng([seed, key]))
     return space._project(EncodedSpace.from_uniform(space, U), np.array([branch]), U)[0]
 
 
@@ -374,9 +363,11 @@ def _earlier_unresolved(history: History) -> int:
                and t.number < history.current.number for t in history.all_trials)
 
 
-def _tried(space: EncodedSpace, history: History) -> np.ndarray:
-    """Encoded points of the completed, pending and failed trials of ``history`` (a failed
+def _branch_counts(space: EncodedSpace, history: History) -> np.ndarray:
+    """Completed, pending and failed trials of ``history`` per branch of ``space`` (a failed
     point is tried too: spreading away from completed points only would propose it again)."""
     params = ([t.params for t in history.completed]
               + [p.params for p in history.pending + history.failed])
-    return space.encode_many(params) if params else np.empty((0, space.d))
+    if not params:
+        return np.zeros(len(space.branches), dtype=int)
+    return np.bincount(space.branch_of(space.encode_many(params)), minlength=len(space.branches))

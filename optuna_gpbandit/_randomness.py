@@ -8,7 +8,6 @@ still differ because their trial numbers differ.
 from __future__ import annotations
 
 import functools
-import warnings
 import zlib
 from typing import Any
 
@@ -18,7 +17,7 @@ from optuna.samplers import RandomSampler
 from optuna.study import Study
 from optuna.trial import FrozenTrial
 
-from optuna_gpbandit._space import _Column
+from optuna_gpbandit._space import _Column, sobol_row
 
 # Purposes keep independent streams apart for the same trial.
 SAMPLE, FIT, INDEPENDENT, SUBSET, WEIGHTS = 3, 4, 5, 6, 7
@@ -32,13 +31,7 @@ def trial_rng(seed: int, number: int, purpose: int) -> np.random.Generator:
 @functools.lru_cache(maxsize=256)
 def sobol_unit(seed: int, number: int) -> np.ndarray:
     """Point ``number`` of the scrambled ``QUASI_DIMS``-dimensional Sobol sequence of ``seed``."""
-    from scipy.stats import qmc
-    sobol = qmc.Sobol(QUASI_DIMS, scramble=True, seed=seed)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # not a power of 2: fine for single points
-        if number > 0:
-            sobol.fast_forward(number)
-        return sobol.random(1)[0]
+    return sobol_row(QUASI_DIMS, number, seed)
 
 
 class TrialSeededRandomSampler(RandomSampler):

@@ -191,6 +191,18 @@ class _Column:
         return self.values_at(np.floor(u * float(self.n_values)))
 
 
+def sobol_row(d: int, index: int, seed: int | np.random.Generator) -> np.ndarray:
+    """Point number ``index`` of the ``d``-dimensional scrambled Sobol sequence of ``seed``
+    (an int or a generator), in the unit cube (shape ``(d,)``)."""
+    from scipy.stats import qmc
+    sobol = qmc.Sobol(d, scramble=True, seed=seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # single points: not a power of two
+        if index > 0:
+            sobol.fast_forward(index)
+        return sobol.random(1)[0]
+
+
 class EncodedSpace:
     """The encoding of a relative search space.
 
@@ -284,13 +296,7 @@ class EncodedSpace:
     def sobol_uniform(self, index: int, seed: int) -> np.ndarray:
         """Point number ``index`` of the ``d``-dimensional scrambled Sobol sequence of ``seed``,
         in the unit cube (shape ``(1, d)``)."""
-        from scipy.stats import qmc
-        sobol = qmc.Sobol(self.d, scramble=True, seed=seed)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            if index > 0:
-                sobol.fast_forward(index)
-            return sobol.random(1)
+        return sobol_row(self.d, index, seed)[None, :]
 
     def sobol_point(self, index: int, seed: int) -> np.ndarray:
         """Point number ``index`` of the scrambled Sobol sequence of ``seed`` (valid values)."""
