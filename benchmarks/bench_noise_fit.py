@@ -36,6 +36,10 @@ def main() -> None:
     ap.add_argument("--d", type=int, default=3)
     ap.add_argument("--threads", default="1", help="BLAS threads (read before import)")
     args = ap.parse_args()
+    if any(not np.isfinite(s) or s <= 0 for s in args.sd):
+        ap.error(f"--sd: noise sds must be finite and > 0 (the ratio divides by them), got {args.sd}")
+    if args.seeds < 1 or args.n < 2 or args.d < 1:
+        ap.error(f"--seeds, --n and --d must be >= 1, 2 and 1, got {args.seeds}, {args.n}, {args.d}")
     print(f"`{' '.join(['python benchmarks/bench_noise_fit.py'] + sys.argv[1:])}`: n = {args.n}, "
           f"d = {args.d}, Matern-5/2, the samplers' priors\n")
     print("| noise sd | fitted / true noise variance, per seed | smallest lengthscale, median |")

@@ -32,7 +32,7 @@ import optuna  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from benchmarks.harness.problems import get_problem  # noqa: E402
-from benchmarks.harness.samplers import make_sampler  # noqa: E402
+from benchmarks.harness.samplers import SAMPLERS, make_sampler  # noqa: E402
 
 
 def run(problem, sampler: str, seed: int, sd: float, trials: int) -> tuple[float, float, float]:
@@ -60,6 +60,13 @@ def main() -> None:
     ap.add_argument("--trials", type=int, default=100)
     ap.add_argument("--threads", default="1", help="BLAS threads (read before import)")
     args = ap.parse_args()
+    if any(not np.isfinite(sd) or sd < 0 for sd in args.sd):
+        ap.error(f"--sd: noise sds must be finite and >= 0, got {args.sd}")
+    unknown = [n for n in args.samplers if n not in SAMPLERS]
+    if unknown:
+        ap.error(f"--samplers: unknown {unknown}; known: {', '.join(SAMPLERS)}")
+    if args.seeds < 1 or args.trials < 1:
+        ap.error(f"--seeds and --trials must be >= 1, got {args.seeds} and {args.trials}")
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     problem = get_problem(args.problem)
     if problem.minimum is None:
