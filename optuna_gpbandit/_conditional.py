@@ -32,6 +32,7 @@ suggest ...``): such a parameter is active in the branches where it was seen, wh
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -344,8 +345,6 @@ def spread_point(space: EncodedSpace, history: History, number: int, seed: int,
     have other columns (the union grows as branches are seen), so the branch's columns come
     from unrelated Sobol sequences and a few start-up points of a branch can cluster (three
     SVM points all at ``gamma < 3e-5`` in a run of ``benchmarks/bench_conditional.py``)."""
-    import zlib
-
     br = space.branches[branch]
     k = n_tried + _earlier_unresolved(history)
     cols = np.flatnonzero(br.active)

@@ -307,7 +307,6 @@ def test_nu_is_the_width_plus_b_y_times_pending_sigmas(sampler_cls):
 def test_pending_point_is_avoided_and_its_variance_recorded():
     study = _study(GPUCBSampler(seed=0), n_told=10)
     (t1, t2), P = _ask_many(study, 2)
-    from optuna_gpbandit._pending import PENDING_SPREAD
     assert np.max(np.abs(P[0] - P[1])) >= PENDING_SPREAD  # the documented distance
     assert _state(study.get_trials()[t2.number])["n_censored"] == 1
 

@@ -11,6 +11,7 @@ from optuna_gpbandit import GPUCBSampler
 from optuna_gpbandit import _warping
 from optuna_gpbandit._observations import build_observations
 from optuna_gpbandit._space import EncodedSpace
+from optuna_gpbandit._storage import STATE, read_trial_json
 
 
 def _standardised(y: np.ndarray) -> np.ndarray:
@@ -110,8 +111,6 @@ def test_observations_warp_and_records_in_objective_units(warp):
 
 
 def test_the_sampler_warps_by_default_and_not_with_output_warping_false():
-    from optuna_gpbandit._storage import STATE, read_trial_json
-
     def objective(t: optuna.Trial) -> float:  # a far plateau over a fifth of the domain
         x = t.suggest_float("x", 0.0, 1.0)
         return 50.0 if x > 0.8 else (x - 0.3) ** 2
