@@ -51,6 +51,7 @@ class GPConfig:
     noise_var: float | None = None
     refit_growth: float = 0.05
     max_fit_points: int = 256
+    input_warping: bool = False
 
     def __post_init__(self) -> None:
         check_kernel_name(self.kernel)
@@ -149,7 +150,11 @@ def parse_state(
             raise ValueError(f"n_fit={n_fit!r}")
         values = np.concatenate([params.lengthscales.reshape(-1),
                                  [params.scale, params.noise_var]])
-        if params.lengthscales.shape != (space.d,) or not np.all(np.isfinite(values) & (values > 0)):
+        if params.warp is not None:
+            values = np.concatenate([values, params.warp.reshape(-1)])
+        if (params.lengthscales.shape != (space.d,)
+                or (params.warp is not None and params.warp.shape != (2, space.d))
+                or not np.all(np.isfinite(values) & (values > 0))):
             raise ValueError(f"hyperparameters {previous['gp']!r}")
         check_kernel_name(params.kernel)
     except (KeyError, TypeError, ValueError) as exc:
@@ -200,6 +205,7 @@ def fit_model(
     if (
         prev_params is None
         or prev_params.kernel != config.kernel
+        or (prev_params.warp is not None) != config.input_warping
         or _needs_refit(n, prev_n_fit, config.refit_growth)
     ):
         X, y = obs.X[obs.fit_rows], obs.y[obs.fit_rows]
@@ -212,7 +218,7 @@ def fit_model(
             fixed_lengthscales=fixed_l, fixed_scale=config.kernel_scale,
             fixed_noise_var=noise, warm_start=prev_params,
             restart=_restart_fit(n, None if parsed is None else prev_n_fit),
-            prior_dim=space.prior_dim,
+            prior_dim=space.prior_dim, input_warping=config.input_warping,
         )
         n_fit, refitted = n, True
     else:  # reuse the last fit; fixed values always win over stored ones
@@ -221,6 +227,7 @@ def fit_model(
             prev_params.lengthscales if fixed_l is None else fixed_l.copy(),
             prev_params.scale if config.kernel_scale is None else config.kernel_scale,
             prev_params.noise_var if noise is None else noise,
+            prev_params.warp,
         )
         n_fit, refitted = prev_n_fit, False
     return FittedModel(_posterior(obs, params, space), n_fit, refitted)

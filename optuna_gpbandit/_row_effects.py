@@ -44,7 +44,7 @@ def failure_share(obs: Observations, params: GPParams, is_categorical: np.ndarra
     seen = np.flatnonzero(obs.observed)  # observed rows come first: indices 0 .. n_obs - 1
     failed = obs.imputed[seen].astype(float)
     idx = np.flatnonzero(obs.imputed)
-    closeness = Kernel(params.kernel, params.lengthscales, 1.0, is_categorical)(
+    closeness = Kernel(params.kernel, params.lengthscales, 1.0, is_categorical, params.warp)(
         obs.X[idx], obs.X[seen])
     closeness[np.arange(idx.size), idx] = -np.inf  # not itself
     k = min(NEIGHBOURS, seen.size - 1)
@@ -92,7 +92,7 @@ def failing_region(obs: Observations, params: GPParams, is_categorical: np.ndarr
     seen = obs.observed
     if not region[seen].any():
         return None
-    kernel = Kernel(params.kernel, params.lengthscales, 1.0, is_categorical)
+    kernel = Kernel(params.kernel, params.lengthscales, 1.0, is_categorical, params.warp)
     X_seen, bad = obs.X[seen], region[seen]
 
     def mask(X: np.ndarray) -> np.ndarray:

@@ -33,6 +33,7 @@ from optuna_gpbandit.gp.fit import (
     _neg_log_posterior,
     default_log_lengthscale,
 )
+from optuna_gpbandit.gp.input_warp import warp
 from optuna_gpbandit.gp.kernels import per_dim_sq_diff
 from optuna_gpbandit.gp.posterior import jittered_cholesky
 
@@ -557,6 +558,18 @@ def _fd_grad(f, theta, h=1e-6):
     return g
 
 
+def _nlp(theta_free, free, theta_all, X, y, is_cat, kind, m, warp_cols=None):
+    """``_neg_log_posterior`` on ``theta = [log l, log scale, log noise]`` (no warp entries
+    given: the identity warp, held fixed) or on the full ``theta`` with ``warp_cols``."""
+    d = X.shape[1]
+    if warp_cols is None:
+        warp_cols = np.zeros(d, dtype=bool)
+        theta_all = np.concatenate([theta_all, np.zeros(2 * d)])
+        free = np.concatenate([free, np.zeros(2 * d, dtype=bool)])
+    D = None if warp_cols.any() else per_dim_sq_diff(X, is_cat)
+    return _neg_log_posterior(theta_free, free, theta_all, X, D, y, is_cat, kind, m, warp_cols)
+
+
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize(
     "free_mask", [None, [True, False, True, False, True], [False, False, False, True, False]]
@@ -566,7 +579,6 @@ def test_neg_log_posterior_gradient(kind, free_mask):
     X, is_cat = mixed_data(rng, 18)
     d = X.shape[1]
     y = rng.normal(size=18)
-    D = per_dim_sq_diff(X, is_cat)
     m = default_log_lengthscale(d)
     free = np.ones(d + 2, dtype=bool) if free_mask is None else np.array(free_mask)
     for _ in range(4):
@@ -574,13 +586,44 @@ def test_neg_log_posterior_gradient(kind, free_mask):
             [rng.uniform(-1.5, 0.5, d), [rng.uniform(-0.5, 0.5)], [rng.uniform(-5, -1)]]
         )
         theta_free = theta_all[free]
-        val, grad = _neg_log_posterior(theta_free, free, theta_all, D, y, kind, m)
+        val, grad = _nlp(theta_free, free, theta_all, X, y, is_cat, kind, m)
         assert np.isfinite(val) and grad.shape == theta_free.shape
 
         def f(tf):
-            return _neg_log_posterior(tf, free, theta_all, D, y, kind, m)[0]
+            return _nlp(tf, free, theta_all, X, y, is_cat, kind, m)[0]
 
         np.testing.assert_allclose(grad, _fd_grad(f, theta_free), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_neg_log_posterior_gradient_with_input_warping(kind):
+    # The warp's (log a, log b) of each numeric column are free with the other hyperparameters;
+    # an inactive code (-0.5, outside [0, 1]) passes unwarped.
+    rng = np.random.default_rng(72)
+    X, is_cat = mixed_data(rng, 16)
+    X[:3, 0] = -0.5
+    d = X.shape[1]
+    y = rng.normal(size=16)
+    m = default_log_lengthscale(d)
+    warp_cols = ~is_cat
+    free = np.concatenate([np.ones(d + 2, dtype=bool), warp_cols, warp_cols])
+    for _ in range(4):
+        theta_all = np.concatenate([rng.uniform(-1.5, 0.5, d), [rng.uniform(-0.5, 0.5)],
+                                    [rng.uniform(-5, -1)], rng.uniform(-1.5, 1.5, 2 * d)])
+        theta_free = theta_all[free]
+        val, grad = _nlp(theta_free, free, theta_all, X, y, is_cat, kind, m, warp_cols)
+
+        def f(tf):
+            return _nlp(tf, free, theta_all, X, y, is_cat, kind, m, warp_cols)[0]
+
+        np.testing.assert_allclose(grad, _fd_grad(f, theta_free), rtol=1e-5, atol=1e-5)
+        # the value is the unwarped objective on the warped inputs, plus the warp's prior
+        ab = np.exp(theta_all[d + 2:].reshape(2, d))
+        Xw = warp(X, np.where(warp_cols, ab, 1.0))
+        base = _nlp(theta_all[: d + 2], np.ones(d + 2, dtype=bool), theta_all[: d + 2], Xw, y,
+                    is_cat, kind, m)[0]
+        prior = 0.5 * np.sum(theta_all[d + 2:][free[d + 2:]] ** 2) / 0.75**2
+        assert val == pytest.approx(base + prior, rel=1e-10)
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -595,7 +638,7 @@ def test_neg_log_posterior_value(kind):
     log_l, log_s, log_n = np.log([0.3, 0.9, 0.5]), np.log(1.4), np.log(0.02)
     theta = np.concatenate([log_l, [log_s, log_n]])
     free = np.ones(d + 2, dtype=bool)
-    val, _ = _neg_log_posterior(theta, free, theta, per_dim_sq_diff(X, is_cat), y, kind, m)
+    val, _ = _nlp(theta, free, theta, X, y, is_cat, kind, m)
     K = ref_kernel(X, X, kind, np.exp(log_l), 1.4, is_cat) + 0.02 * np.eye(15)
     _, logdet = np.linalg.slogdet(K)
     nll = 0.5 * y @ np.linalg.solve(K, y) + 0.5 * logdet + 7.5 * np.log(2 * np.pi)
@@ -605,10 +648,10 @@ def test_neg_log_posterior_value(kind):
     assert val == pytest.approx(nll + nlp, abs=1e-9)
     # numeric-only: the likelihood part equals scikit-learn's log marginal likelihood
     Xn = X[:, ~is_cat]
-    Dn = per_dim_sq_diff(Xn, np.zeros(2, dtype=bool))
     theta_n = np.concatenate([log_l[~is_cat], [log_s, log_n]])
     mn = default_log_lengthscale(2)
-    val_n, _ = _neg_log_posterior(theta_n, np.ones(4, dtype=bool), theta_n, Dn, y, kind, mn)
+    val_n, _ = _nlp(theta_n, np.ones(4, dtype=bool), theta_n, Xn, y, np.zeros(2, dtype=bool),
+                    kind, mn)
     ls_n = np.exp(log_l[~is_cat])
     base = (
         RBF(length_scale=ls_n, length_scale_bounds="fixed")
@@ -643,18 +686,17 @@ def test_fit_within_bounds_and_improves_objective(kind):
     assert p.kernel == kind and p.lengthscales.shape == (3,)
     _assert_within_bounds(p)
     d = X.shape[1]
-    D = per_dim_sq_diff(X, is_cat)
     m = default_log_lengthscale(d)
     free = np.ones(d + 2, dtype=bool)
     theta_fit = np.concatenate([np.log(p.lengthscales), [np.log(p.scale), np.log(p.noise_var)]])
     theta_def = np.concatenate([np.full(d, m), [0.0, np.log(1e-3)]])
-    f_fit = _neg_log_posterior(theta_fit, free, theta_fit, D, y, kind, m)[0]
-    f_def = _neg_log_posterior(theta_def, free, theta_def, D, y, kind, m)[0]
+    f_fit = _nlp(theta_fit, free, theta_fit, X, y, is_cat, kind, m)[0]
+    f_def = _nlp(theta_def, free, theta_def, X, y, is_cat, kind, m)[0]
     assert f_fit <= f_def
     # a warm start from the optimum cannot end worse
     p2 = fit_hyperparameters(X, y, is_cat, kind, warm_start=p)
     theta2 = np.concatenate([np.log(p2.lengthscales), [np.log(p2.scale), np.log(p2.noise_var)]])
-    assert _neg_log_posterior(theta2, free, theta2, D, y, kind, m)[0] <= f_fit + 1e-6
+    assert _nlp(theta2, free, theta2, X, y, is_cat, kind, m)[0] <= f_fit + 1e-6
     # and the fitted parameters give a usable posterior
     post = GPPosterior(X, y, p, is_cat)
     assert np.all(np.isfinite(post.mean_var(X)[0]))

@@ -17,11 +17,14 @@ SPACE = EncodedSpace({"a": FloatDistribution(0, 1), "c": CategoricalDistribution
                       "b": FloatDistribution(0, 1)})
 
 
-def _posterior(kernel: str, noise: float = 0.01) -> GPPosterior:
+WARP = np.array([[2.5, 1.0, 0.6], [0.7, 1.0, 1.8]])  # (a, b) per column; categorical: none
+
+
+def _posterior(kernel: str, noise: float = 0.01, warp: np.ndarray | None = None) -> GPPosterior:
     rng = np.random.default_rng(0)
     X = np.column_stack([rng.uniform(size=8), rng.integers(0, 3, 8), rng.uniform(size=8)])
     y = np.sin(5 * X[:, 0]) + 0.3 * X[:, 1]
-    return GPPosterior(X, y, GPParams(kernel, np.array([0.3, 0.7, 0.5]), 1.3, noise),
+    return GPPosterior(X, y, GPParams(kernel, np.array([0.3, 0.7, 0.5]), 1.3, noise, warp),
                        SPACE.is_categorical)
 
 
@@ -30,9 +33,9 @@ def _queries(n: int = 6) -> np.ndarray:
     return np.column_stack([rng.uniform(size=n), rng.integers(0, 3, n), rng.uniform(size=n)])
 
 
-@pytest.mark.parametrize("kernel", ["matern52", "se"])
-def test_draws_have_the_posterior_mean_and_covariance(kernel):
-    post = _posterior(kernel)
+@pytest.mark.parametrize("kernel, warp", [("matern52", None), ("se", None), ("matern52", WARP)])
+def test_draws_have_the_posterior_mean_and_covariance(kernel, warp):
+    post = _posterior(kernel, warp=warp)
     Q = _queries()
     mu, C = post.mean_cov(Q)
     scale = 1.5
@@ -52,8 +55,9 @@ def test_zero_scale_is_the_posterior_mean():
 
 
 @pytest.mark.parametrize("kernel", ["matern52", "se"])
-def test_gradient_matches_finite_differences(kernel):
-    path = SamplePath(_posterior(kernel), SPACE, 0.8, np.random.default_rng(5))
+@pytest.mark.parametrize("warp", [None, WARP])
+def test_gradient_matches_finite_differences(kernel, warp):
+    path = SamplePath(_posterior(kernel, warp=warp), SPACE, 0.8, np.random.default_rng(5))
     x = _queries(1)[0]
     value, grad = path.value_grad(x)
     # batches take the cosines in single precision: the same function to ~1e-6

@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from optuna_gpbandit._space import EncodedSpace
+from optuna_gpbandit.gp.input_warp import warp, warp_slope
 from optuna_gpbandit.gp.posterior import GPPosterior
 
 DEFAULT_FEATURES = 1024
@@ -72,6 +73,7 @@ class SamplePath:
         for j, n in zip(self._cat, n_choices):
             self._tables.append(omega[:, at : at + n] / (np.sqrt(2.0) * ls[j]))
             at += n
+        self._warp = params.warp  # the features see the warped inputs, as the kernel does
         self._b = rng.uniform(0.0, 2.0 * np.pi, M)
         self._amp = np.sqrt(2.0 * params.scale / M)
         self._w = rng.standard_normal(M)
@@ -84,7 +86,7 @@ class SamplePath:
         self._weights = posterior.alpha - self._v * beta  # on k(x, X)
 
     def _phase(self, X: np.ndarray) -> np.ndarray:
-        P = X[:, self._num] @ self._W.T + self._b
+        P = warp(X, self._warp)[:, self._num] @ self._W.T + self._b
         for j, T in zip(self._cat, self._tables):
             P += T[:, X[:, j].astype(int)].T
         return P
@@ -120,5 +122,6 @@ class SamplePath:
         phase = self._phase(x[None, :])[0]
         value = float(k @ self._weights + self._v * self._amp * (np.cos(phase) @ self._w))
         grad = J.T @ self._weights
-        grad[self._num] -= self._v * self._amp * ((np.sin(phase) * self._w) @ self._W)
+        grad[self._num] -= (self._v * self._amp * ((np.sin(phase) * self._w) @ self._W)
+                            * warp_slope(x, self._warp)[self._num])
         return value, grad

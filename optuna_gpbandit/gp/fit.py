@@ -1,7 +1,8 @@
 """Hyperparameters by maximum a posteriori (MAP) marginal likelihood.
 
-Free parameters are optimised in log space, ``theta = [log l_1..l_d, log scale, log noise_var]``,
-with L-BFGS-B and analytic gradients:
+Free parameters are optimised in log space, ``theta = [log l_1..l_d, log scale, log noise_var,
+log a_1..a_d, log b_1..b_d]`` (``a, b``: the input warp of :mod:`optuna_gpbandit.gp.input_warp`,
+fitted only when asked, on numeric columns), with L-BFGS-B and analytic gradients:
 
     d log p(y | theta) / d theta_j = 0.5 * tr((alpha alpha^T - K^{-1}) dK/dtheta_j)
 
@@ -13,7 +14,9 @@ Priors (on standardised targets, encoded unit-cube inputs) [design choice, docum
   in a local minimum: 6 of 20 seeds solved against 13 of 20; see docs/benchmarks.md);
 * ``log scale ~ N(0, 1)``: the standardised targets have unit variance;
 * ``noise_var ~ Gamma(1.1, 30)``: favours small noise (most tuning objectives are nearly
-  deterministic) while allowing any level the data demand.
+  deterministic) while allowing any level the data demand;
+* ``log a, log b ~ N(0, 0.75^2)`` (input warping), within ``[0.1, 10]``: centred on the
+  identity, wide enough for a warp that stretches one end of a range several-fold.
 
 Each fit starts from a default point and, when given, from a warm start (the previous fit); the
 better optimum wins. Any parameter can be held fixed (then it is not optimised).
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from optuna_gpbandit.gp.input_warp import warp_with_grads
 from optuna_gpbandit.gp.kernels import per_dim_sq_diff, profile_and_grad
 from optuna_gpbandit.gp.posterior import GPParams
 
@@ -31,25 +35,44 @@ _BOUNDS_LOG_L = (np.log(1e-3), np.log(1e3))
 _BOUNDS_LOG_SCALE = (np.log(1e-3), np.log(1e3))
 _BOUNDS_LOG_NOISE = (np.log(MIN_NOISE_VAR), np.log(10.0))
 _NOISE_SHAPE, _NOISE_RATE = 1.1, 30.0
+_BOUNDS_LOG_WARP = (np.log(0.1), np.log(10.0))
+_WARP_PRIOR_SD = 0.75
+_WARP_EVIDENCE = 0.5
+"""A warp is kept when it raises the log posterior by more than ``_WARP_EVIDENCE * k * log n``
+(``k`` warp parameters, ``n`` points): 0.5 is the Bayesian information criterion's penalty."""
 
 
 def _neg_log_posterior(
     theta_free: np.ndarray,
     free: np.ndarray,
     theta_all: np.ndarray,
-    D: np.ndarray,
+    X: np.ndarray,
+    D: np.ndarray | None,
     y: np.ndarray,
+    is_categorical: np.ndarray,
     kind: str,
     prior_mean_log_l: float,
+    warp_cols: np.ndarray,
 ) -> tuple[float, np.ndarray]:
+    """Negative log posterior and its gradient in the free entries of ``theta``.
+
+    ``theta = [log l (d), log scale, log noise_var, log a (d), log b (d)]``; ``D`` holds the
+    per-dimension squared differences of ``X`` when nothing is warped (``None``: recomputed
+    from the warped inputs at each call).
+    """
     from scipy.linalg import cho_solve, cholesky
     from scipy.linalg.lapack import dpotri
     theta = theta_all.copy()
     theta[free] = theta_free
-    d = D.shape[2]
+    d = X.shape[1]
     inv_l2 = np.exp(-2.0 * theta[:d])
     scale, noise = np.exp(theta[d]), np.exp(theta[d + 1])
     n = y.shape[0]
+    warping = D is None
+    if warping:
+        ab = np.exp(theta[d + 2 :].reshape(2, d))
+        Xw, ga, gb = warp_with_grads(X, ab, warp_cols)
+        D = per_dim_sq_diff(Xw, is_categorical)
 
     r2 = D @ inv_l2
     kern, dk_dr2 = profile_and_grad(kind, r2)
@@ -69,11 +92,21 @@ def _neg_log_posterior(
     nll = 0.5 * y @ alpha + np.log(np.diag(L)).sum() + 0.5 * n * np.log(2 * np.pi)
 
     W = np.outer(alpha, alpha) - Kinv  # d nll/dK = -0.5 W
+    M = W * dk_dr2  # d nll / d r2 = -0.5 M
     # dK/dlog l_i = dk/dr2 * (-2) * D_i / l_i^2
-    g_l = ((W * dk_dr2).reshape(-1) @ D.reshape(n * n, d)) * inv_l2
+    g_l = (M.reshape(-1) @ D.reshape(n * n, d)) * inv_l2
     g_scale = -0.5 * np.sum(W * kern)
     g_noise = -0.5 * noise * np.trace(W)
-    grad = np.concatenate([g_l, [g_scale, g_noise]])
+    grad = np.concatenate([g_l, [g_scale, g_noise], np.zeros(2 * d)])
+    if warping:
+        # r2 holds (w_j - w_k)^2 / l^2 per warped column; with u = dw/dtheta and M symmetric,
+        # sum_jk M_jk (w_j - w_k)(u_j - u_k) = 2 (sum_j m_j w_j u_j - w^T M u), m = M 1.
+        m = M.sum(axis=1)
+        for i in np.flatnonzero(warp_cols):
+            w = Xw[:, i]
+            Mw = M @ w
+            for off, u in ((d + 2, ga[:, i]), (2 * d + 2, gb[:, i])):
+                grad[off + i] = -2.0 * inv_l2[i] * ((m * w) @ u - Mw @ u)
 
     # Negative log prior and its gradient (in log space).
     log_l = theta[:d]
@@ -82,6 +115,9 @@ def _neg_log_posterior(
     grad[:d] += log_l - prior_mean_log_l
     grad[d] += theta[d]
     grad[d + 1] += -_NOISE_SHAPE + _NOISE_RATE * noise
+    log_ab = theta[d + 2 :] * np.tile(warp_cols, 2)  # the prior of the warped columns' (a, b)
+    nlp += 0.5 * np.sum(log_ab**2) / _WARP_PRIOR_SD**2
+    grad[d + 2 :] += log_ab / _WARP_PRIOR_SD**2
     return float(nll + nlp), grad[free]
 
 
@@ -103,6 +139,7 @@ def fit_hyperparameters(
     restart: bool = True,
     maxiter: int = 200,
     prior_dim: int | None = None,
+    input_warping: bool = False,
 ) -> GPParams:
     """MAP estimate of the kernel hyperparameters for data ``(X, y)``.
 
@@ -127,12 +164,17 @@ def fit_hyperparameters(
         The ``d`` of the lengthscale prior (default: the columns of ``X``); a conditional
         space's points vary in the columns of their branch only, so it passes the largest
         branch's.
+    input_warping
+        Also fit a Kumaraswamy warp ``(a, b)`` of each numeric column
+        (:mod:`optuna_gpbandit.gp.input_warp`; prior ``log a, log b ~ N(0, 0.75^2)``, bounds
+        ``[0.1, 10]``). Categorical columns are never warped.
     """
     from scipy.optimize import minimize
     n, d = X.shape
     mean_log_l = default_log_lengthscale(d if prior_dim is None else prior_dim)
-    theta0 = np.concatenate([np.full(d, mean_log_l), [0.0, np.log(1e-3)]])
-    free = np.ones(d + 2, dtype=bool)
+    theta0 = np.concatenate([np.full(d, mean_log_l), [0.0, np.log(1e-3)], np.zeros(2 * d)])
+    warp_cols = ~np.asarray(is_categorical, dtype=bool) if input_warping else np.zeros(d, bool)
+    free = np.concatenate([np.ones(d + 2, dtype=bool), warp_cols, warp_cols])
     if fixed_lengthscales is not None:
         theta0[:d] = np.log(np.broadcast_to(fixed_lengthscales, (d,)))
         free[:d] = False
@@ -144,34 +186,63 @@ def fit_hyperparameters(
         free[d + 1] = False
 
     def to_params(theta: np.ndarray) -> GPParams:
-        return GPParams(kernel, np.exp(theta[:d]), float(np.exp(theta[d])), float(np.exp(theta[d + 1])))
+        # with input_warping the warp is always stored (all ones: the identity was chosen)
+        warp = np.exp(theta[d + 2 :].reshape(2, d)) if input_warping else None
+        return GPParams(kernel, np.exp(theta[:d]), float(np.exp(theta[d])),
+                        float(np.exp(theta[d + 1])), warp)
 
     if not free.any() or n == 0:
         return to_params(theta0)
 
-    bounds = np.array([_BOUNDS_LOG_L] * d + [_BOUNDS_LOG_SCALE, _BOUNDS_LOG_NOISE])[free]
-    starts = [theta0[free]]
+    bounds = np.array([_BOUNDS_LOG_L] * d + [_BOUNDS_LOG_SCALE, _BOUNDS_LOG_NOISE]
+                      + [_BOUNDS_LOG_WARP] * (2 * d))
+    warm = None
     if warm_start is not None and warm_start.kernel == kernel and len(warm_start.lengthscales) == d:
-        w = np.concatenate(
-            [np.log(warm_start.lengthscales), [np.log(warm_start.scale), np.log(warm_start.noise_var)]]
+        w_ab = np.zeros(2 * d) if warm_start.warp is None else np.log(warm_start.warp).reshape(-1)
+        warm = np.concatenate(
+            [np.log(warm_start.lengthscales), [np.log(warm_start.scale), np.log(warm_start.noise_var)],
+             w_ab]
         )
-        w = np.clip(w[free], bounds[:, 0], bounds[:, 1])
-        starts = [theta0[free], w] if restart else [w]
+        warm = np.clip(warm, bounds[:, 0], bounds[:, 1])
+    X = np.asarray(X, dtype=float)
 
-    D = per_dim_sq_diff(X, is_categorical)
-    best_theta, best_val = theta0[free], np.inf
-    for start in starts:
-        res = minimize(
-            _neg_log_posterior,
-            start,
-            args=(free, theta0, D, y, kernel, mean_log_l),
-            jac=True,
-            method="L-BFGS-B",
-            bounds=bounds,
-            options={"maxiter": maxiter},
-        )
-        if np.isfinite(res.fun) and res.fun < best_val:
-            best_theta, best_val = res.x, res.fun
-    theta = theta0.copy()
-    theta[free] = best_theta
+    def fit(free_: np.ndarray, starts: list[np.ndarray]) -> tuple[np.ndarray, float]:
+        """The best MAP optimum over ``starts`` (full ``theta`` vectors) with ``free_`` free."""
+        cols = warp_cols & free_[d + 2 : 2 * d + 2]
+        D = None if cols.any() else per_dim_sq_diff(X, is_categorical)
+        best_theta, best_val = starts[0], np.inf
+        for start in starts:
+            fixed = theta0.copy()
+            fixed[free_] = start[free_]
+            res = minimize(
+                _neg_log_posterior,
+                start[free_],
+                args=(free_, fixed, X, D, y, is_categorical, kernel, mean_log_l, cols),
+                jac=True,
+                method="L-BFGS-B",
+                bounds=bounds[free_],
+                options={"maxiter": maxiter},
+            )
+            if np.isfinite(res.fun) and res.fun < best_val:
+                best_theta, best_val = fixed.copy(), res.fun
+                best_theta[free_] = res.x
+        return best_theta, best_val
+
+    # The stationary model first (warp held at the identity) ...
+    plain = free.copy()
+    plain[d + 2 :] = False
+    starts = [theta0]
+    if warm is not None:
+        w = warm.copy()
+        w[d + 2 :] = 0.0
+        starts = [theta0, w] if restart else [w]
+    theta, value = fit(plain, starts)
+    # ... then the warp, started from it (and from a warped warm start); it is kept only if the
+    # log posterior gains more than a BIC penalty for its 2 parameters per column.
+    n_warp = int(free[d + 2 :].sum())
+    if n_warp and n > n_warp:
+        starts = [theta] + ([warm] if warm is not None and np.any(warm[d + 2 :] != 0.0) else [])
+        theta_w, value_w = fit(free, starts)
+        if value - value_w > _WARP_EVIDENCE * n_warp * np.log(n):
+            theta = theta_w
     return to_params(theta)

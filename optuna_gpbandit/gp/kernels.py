@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from optuna_gpbandit.gp.input_warp import warp, warp_slope
+
 KERNELS = ("matern52", "se")
 
 
@@ -100,6 +102,9 @@ class Kernel:
         Kernel amplitude ``k(x, x)``.
     is_categorical
         Boolean mask of the dimensions that hold categorical indices.
+    warp_ab
+        Input warping ``(a, b)`` per dimension, shape ``(2, d)`` (see
+        :mod:`optuna_gpbandit.gp.input_warp`); ``None``: none.
     """
 
     def __init__(
@@ -108,6 +113,7 @@ class Kernel:
         lengthscales: np.ndarray | float,
         scale: float,
         is_categorical: np.ndarray,
+        warp_ab: np.ndarray | None = None,
     ) -> None:
         self.kind = check_kernel_name(kind)
         self.is_categorical = np.asarray(is_categorical, dtype=bool)
@@ -116,9 +122,11 @@ class Kernel:
         self.scale = float(scale)
         if not (np.all(self.lengthscales > 0) and self.scale > 0):
             raise ValueError("Kernel lengthscales and scale must be positive.")
+        self.warp_ab = None if warp_ab is None else np.asarray(warp_ab, dtype=float)
 
     def __call__(self, X1: np.ndarray, X2: np.ndarray) -> np.ndarray:
-        r2 = scaled_sq_dist(X1, X2, self.lengthscales, self.is_categorical)
+        r2 = scaled_sq_dist(warp(X1, self.warp_ab), warp(X2, self.warp_ab), self.lengthscales,
+                            self.is_categorical)
         return self.scale * profile(self.kind, r2)
 
     def grad_x(self, x: np.ndarray, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -126,9 +134,11 @@ class Kernel:
 
         The Jacobian is zero on categorical dimensions (they are not differentiable).
         """
-        r2 = scaled_sq_dist(X, x[None, :], self.lengthscales, self.is_categorical)[:, 0]
+        X, xw = warp(X, self.warp_ab), warp(x[None, :], self.warp_ab)[0]
+        r2 = scaled_sq_dist(X, xw[None, :], self.lengthscales, self.is_categorical)[:, 0]
         k, dk_dr2 = profile_and_grad(self.kind, r2)
         k, dk_dr2 = self.scale * k, self.scale * dk_dr2
         inv_l2 = np.where(self.is_categorical, 0.0, 1.0 / self.lengthscales**2)
-        jac = dk_dr2[:, None] * 2.0 * (x[None, :] - X) * inv_l2[None, :]
+        inv_l2 *= warp_slope(x, self.warp_ab)
+        jac = dk_dr2[:, None] * 2.0 * (xw[None, :] - X) * inv_l2[None, :]
         return k, jac

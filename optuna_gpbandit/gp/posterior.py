@@ -35,20 +35,27 @@ class GPParams:
         Kernel amplitude (prior variance of f).
     noise_var
         Observation noise variance.
+    warp
+        Input warping ``(a, b)`` per encoded dimension, shape ``(2, d)``
+        (:mod:`optuna_gpbandit.gp.input_warp`); ``None``: none.
     """
 
     kernel: str
     lengthscales: np.ndarray
     scale: float
     noise_var: float
+    warp: np.ndarray | None = None
 
     def to_json(self) -> dict:
-        return {
+        out = {
             "kernel": self.kernel,
             "lengthscales": [float(v) for v in self.lengthscales],
             "scale": float(self.scale),
             "noise_var": float(self.noise_var),
         }
+        if self.warp is not None:
+            out["warp"] = [[float(v) for v in row] for row in self.warp]
+        return out
 
     @classmethod
     def from_json(cls, data: dict) -> GPParams:
@@ -57,6 +64,7 @@ class GPParams:
             lengthscales=np.asarray(data["lengthscales"], dtype=float),
             scale=float(data["scale"]),
             noise_var=float(data["noise_var"]),
+            warp=None if data.get("warp") is None else np.asarray(data["warp"], dtype=float),
         )
 
 
@@ -105,7 +113,8 @@ class GPPosterior:
         if not (np.all(np.isfinite(X)) and np.all(np.isfinite(y))):
             raise ValueError("GP inputs and targets must be finite.")
         self.X, self.y, self.params = X, y, params
-        self.kernel = Kernel(params.kernel, params.lengthscales, params.scale, is_categorical)
+        self.kernel = Kernel(params.kernel, params.lengthscales, params.scale, is_categorical,
+                             params.warp)
         K = self.kernel(X, X)
         K[np.diag_indices_from(K)] += params.noise_var
         if row_noise is not None:

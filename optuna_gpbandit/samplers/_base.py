@@ -69,6 +69,7 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
     <common parameters>
     <restarts parameters>
     <warping parameters>
+    <input_warping parameters>
     """
 
     def __init__(
@@ -98,6 +99,7 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
         scalarization: str = "chebyshev",
         restarts: bool = False,
         output_warping: bool = True,
+        input_warping: bool = True,
     ) -> None:
         seed = check_seed(seed)
         self._scalarization = check_scalarization(scalarization)
@@ -137,12 +139,9 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
                 raise ValueError("Pass either deterministic_objective=True or noise_var, not both.")
             noise_var = MIN_NOISE_VAR
         self._gp_config = GPConfig(
-            kernel=kernel,
-            lengthscale=lengthscale,
-            kernel_scale=kernel_scale,
-            noise_var=noise_var,
-            refit_growth=refit_growth,
-            max_fit_points=max_fit_points,
+            kernel=kernel, lengthscale=lengthscale, kernel_scale=kernel_scale, noise_var=noise_var,
+            refit_growth=refit_growth, max_fit_points=max_fit_points,
+            input_warping=check_bool("input_warping", input_warping),
         )
         self._standardize = check_bool("standardize", standardize)
         self._max_posterior_points = (

@@ -103,6 +103,7 @@ class ConstrainedGPUCBSampler(IGPUCBSampler):
     <common parameters>
     <restarts parameters>
     <warping parameters>
+    <input_warping parameters>
     """
 
     _multi_objective = False  # one objective only
@@ -151,6 +152,7 @@ class ConstrainedGPUCBSampler(IGPUCBSampler):
         failures: str = "impute",
         restarts: bool = False,
         output_warping: bool = True,
+        input_warping: bool = True,
     ) -> None:
         if constraints is None:
             constraints = _constraint_rule(mode, width, on_missing, {

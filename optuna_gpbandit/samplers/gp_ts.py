@@ -78,6 +78,7 @@ class GPTSSampler(KernelizedBanditSampler):
     <common parameters>
     <restarts parameters>
     <warping parameters>
+    <input_warping parameters>
     <multi_objective parameters>
     draw
         ``"path"`` (default): a draw on the whole space, maximised like an acquisition;
@@ -121,6 +122,7 @@ class GPTSSampler(KernelizedBanditSampler):
         scalarization: str = "chebyshev",
         restarts: bool = False,
         output_warping: bool = True,
+        input_warping: bool = True,
         draw: str = "path",
         n_features: int = DEFAULT_FEATURES,
     ) -> None:

@@ -35,6 +35,7 @@ class GPUCBSampler(GPBanditSampler):
     <common parameters>
     <restarts parameters>
     <warping parameters>
+    <input_warping parameters>
     <multi_objective parameters>
     """
 
@@ -74,6 +75,7 @@ class GPUCBSampler(GPBanditSampler):
         scalarization: str = "chebyshev",
         restarts: bool = False,
         output_warping: bool = True,
+        input_warping: bool = True,
     ) -> None:
         super().__init__(**forward(GPBanditSampler, locals()))
         if isinstance(beta, str) and beta not in _BETA_MODES:

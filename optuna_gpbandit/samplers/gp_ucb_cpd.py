@@ -75,6 +75,7 @@ class GPUCBCPDSampler(GPUCBSampler):
         (default): no window.
     <gp_ucb parameters>
     <common parameters>
+    <input_warping parameters>
     """
 
     _multi_objective = False  # one objective only
@@ -116,6 +117,7 @@ class GPUCBCPDSampler(GPUCBSampler):
         constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
         change_detection: ChangeDetection | None = None,
         failures: str = "impute",
+        input_warping: bool = True,
     ) -> None:
         if change_detection is None:
             if detector == "residual":

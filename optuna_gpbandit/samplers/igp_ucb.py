@@ -31,6 +31,7 @@ class IGPUCBSampler(KernelizedBanditSampler):
     <common parameters>
     <restarts parameters>
     <warping parameters>
+    <input_warping parameters>
     <multi_objective parameters>
     """
 
@@ -69,6 +70,7 @@ class IGPUCBSampler(KernelizedBanditSampler):
         scalarization: str = "chebyshev",
         restarts: bool = False,
         output_warping: bool = True,
+        input_warping: bool = True,
     ) -> None:
         super().__init__(**forward(KernelizedBanditSampler, locals()))
 
