@@ -15,6 +15,9 @@ SAMPLERS: dict[str, Callable[[int], optuna.samplers.BaseSampler]] = {
     "GPSampler": lambda seed: optuna.samplers.GPSampler(seed=seed),  # needs torch
     "TPE": lambda seed: optuna.samplers.TPESampler(seed=seed),
     "Random": lambda seed: optuna.samplers.RandomSampler(seed=seed),
+    # without input warping (the papers' stationary kernel): the measured alternative
+    "GP-UCB-stationary": lambda seed: GPUCBSampler(seed=seed, input_warping=False),
+    "GP-TS-stationary": lambda seed: GPTSSampler(seed=seed, input_warping=False),
 }
 OURS = ["GP-UCB", "IGP-UCB", "GP-TS"]
 
