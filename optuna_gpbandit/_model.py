@@ -93,6 +93,12 @@ class GPConfig:
         return np.broadcast_to(ls.reshape(-1) if ls.ndim else ls, (space.d,)).copy()
 
     @property
+    def warps_inputs(self) -> bool:
+        """Input warping is fitted: asked for, and the lengthscales are not fixed (a fixed
+        lengthscale fixes the input geometry)."""
+        return self.input_warping and self.lengthscale is None
+
+    @property
     def fits_anything(self) -> bool:
         return self.lengthscale is None or self.kernel_scale is None or self.noise_var is None
 
@@ -205,7 +211,7 @@ def fit_model(
     if (
         prev_params is None
         or prev_params.kernel != config.kernel
-        or (prev_params.warp is not None) != config.input_warping
+        or (prev_params.warp is not None) != config.warps_inputs
         or _needs_refit(n, prev_n_fit, config.refit_growth)
     ):
         X, y = obs.X[obs.fit_rows], obs.y[obs.fit_rows]
@@ -218,7 +224,7 @@ def fit_model(
             fixed_lengthscales=fixed_l, fixed_scale=config.kernel_scale,
             fixed_noise_var=noise, warm_start=prev_params,
             restart=_restart_fit(n, None if parsed is None else prev_n_fit),
-            prior_dim=space.prior_dim, input_warping=config.input_warping,
+            prior_dim=space.prior_dim, input_warping=config.warps_inputs,
         )
         n_fit, refitted = n, True
     else:  # reuse the last fit; fixed values always win over stored ones

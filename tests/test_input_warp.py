@@ -186,3 +186,14 @@ def test_samplers_store_the_warp_only_when_asked(cls):
 def test_input_warping_must_be_a_bool(bad):
     with pytest.raises(ValueError, match="input_warping"):
         GPUCBSampler(input_warping=bad)
+
+
+def test_a_fixed_lengthscale_is_never_warped():
+    # the papers' setting (a fixed kernel) stays one argument away: no warp is fitted on top
+    study = optuna.create_study(sampler=GPUCBSampler(seed=0, kernel="se", lengthscale=0.2,
+                                                     kernel_scale=1.0))
+    study.optimize(_objective, n_trials=10)
+    states = [read_trial_json(t, STATE) for t in study.trials[5:]]
+    gp = [s["gp"] for s in states if isinstance(s, dict) and "gp" in s]
+    assert gp and all("warp" not in g for g in gp)
+    assert all(g["lengthscales"] == [0.2] * 3 for g in gp)

@@ -239,7 +239,8 @@ input_warping
     real-HPO suite, GP-UCB, 10 seeds x 40 trials, score 51.3 -> 56.7 (k-NN on wine -5.9
     -> 60.1, SVR on diabetes 38.4 -> 53.5); on the quick suite's test functions the warp is
     rarely kept (Hartmann-3/6 and Ackley-5 give the same trials). Categorical parameters are
-    never warped. ``False``: the stationary kernel of the papers.
+    never warped, and nothing is warped when ``lengthscale`` is fixed (it fixes the input
+    geometry). ``False``: the stationary kernel of the papers.
 """
 
 _SECTIONS = {"common": COMMON, "gp_ucb": GP_UCB, "kernelized": KERNELIZED,
