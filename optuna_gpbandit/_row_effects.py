@@ -93,10 +93,10 @@ def failing_region(obs: Observations, params: GPParams, is_categorical: np.ndarr
     if not region[seen].any():
         return None
     kernel = Kernel(params.kernel, params.lengthscales, 1.0, is_categorical, params.warp)
-    X_seen, bad = obs.X[seen], region[seen]
+    W_seen, bad = kernel.warped(obs.X[seen]), region[seen]  # warped once, not per call
 
     def mask(X: np.ndarray) -> np.ndarray:
-        return bad[np.argmax(kernel(np.atleast_2d(X), X_seen), axis=1)]
+        return bad[np.argmax(kernel.of_warped(kernel.warped(np.atleast_2d(X)), W_seen), axis=1)]
 
     return mask
 

@@ -80,15 +80,17 @@ class SamplePath:
         self._w32 = self._w.astype(np.float32)
         self._posterior = posterior
         self._v = float(scale)
-        gX = self.prior(posterior.X)
+        gX = self._prior_warped(posterior.X_warped)
         eps = rng.standard_normal(posterior.n) * np.sqrt(posterior.noise_diag)
         beta = cho_solve((posterior.L, True), gX + eps, check_finite=False)
         self._weights = posterior.alpha - self._v * beta  # on k(x, X)
 
-    def _phase(self, X: np.ndarray) -> np.ndarray:
-        P = warp(X, self._warp)[:, self._num] @ self._W.T + self._b
+    def _phase(self, W: np.ndarray) -> np.ndarray:
+        """Phases at inputs ``W`` already warped (the warp leaves categorical columns as
+        they are)."""
+        P = W[:, self._num] @ self._W.T + self._b
         for j, T in zip(self._cat, self._tables):
-            P += T[:, X[:, j].astype(int)].T
+            P += T[:, W[:, j].astype(int)].T
         return P
 
     def prior(self, X: np.ndarray) -> np.ndarray:
@@ -99,8 +101,11 @@ class SamplePath:
         its scale, against a Monte Carlo error of ``1 / sqrt(M)``. One point
         (:meth:`value_grad`) stays in double precision.
         """
-        X = np.atleast_2d(np.asarray(X, dtype=float))
-        P = self._phase(X).astype(np.float32)
+        return self._prior_warped(warp(np.atleast_2d(np.asarray(X, dtype=float)), self._warp))
+
+    def _prior_warped(self, W: np.ndarray) -> np.ndarray:
+        """:meth:`prior` at inputs already warped."""
+        P = self._phase(W).astype(np.float32)
         np.cos(P, out=P)
         return self._amp * (P @ self._w32).astype(float)
 
@@ -110,16 +115,17 @@ class SamplePath:
         out = np.empty(X.shape[0])
         kern = self._posterior.kernel
         for s in range(0, X.shape[0], _CHUNK):
-            Xs = X[s : s + _CHUNK]
-            out[s : s + _CHUNK] = kern(Xs, self._posterior.X) @ self._weights
-            out[s : s + _CHUNK] += self._v * self.prior(Xs)
+            Ws = kern.warped(X[s : s + _CHUNK])
+            out[s : s + _CHUNK] = kern.of_warped(Ws, self._posterior.X_warped) @ self._weights
+            out[s : s + _CHUNK] += self._v * self._prior_warped(Ws)
         return out
 
     def value_grad(self, x: np.ndarray) -> tuple[float, np.ndarray]:
         """``f_t(x)`` and its gradient (zero on categorical columns)."""
         x = np.asarray(x, dtype=float)
-        k, J = self._posterior.kernel.grad_x(x, self._posterior.X)
-        phase = self._phase(x[None, :])[0]
+        post = self._posterior
+        k, J = post.kernel.grad_x(x, post.X, post.X_warped)
+        phase = self._phase(warp(x[None, :], self._warp))[0]
         value = float(k @ self._weights + self._v * self._amp * (np.cos(phase) @ self._w))
         grad = J.T @ self._weights
         grad[self._num] -= (self._v * self._amp * ((np.sin(phase) * self._w) @ self._W)

@@ -25,9 +25,15 @@ EPS = 1e-6
 """The squeeze ``x -> EPS + (1 - 2 EPS) x`` keeps ``x^(a-1)`` and ``log(1 - x^a)`` finite."""
 
 
-def _active(X: np.ndarray, cols: np.ndarray) -> np.ndarray:
-    """Mask of the entries of ``X`` that are warped: in a warped column and inside ``[0, 1]``."""
-    return cols[None, :] & (X >= 0.0) & (X <= 1.0)
+def _squeezed(
+    X: np.ndarray, warp_ab: np.ndarray, cols: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The entries of ``X`` that are warped (in a column of ``cols`` and inside ``[0, 1]``):
+    their mask, their values squeezed into ``[EPS, 1 - EPS]``, and their ``a`` and ``b``."""
+    on = cols[None, :] & (X >= 0.0) & (X <= 1.0)
+    a, b = warp_ab
+    return (on, EPS + (1.0 - 2.0 * EPS) * X[on], np.broadcast_to(a, X.shape)[on],
+            np.broadcast_to(b, X.shape)[on])
 
 
 def warp(X: np.ndarray, warp_ab: np.ndarray | None) -> np.ndarray:
@@ -37,15 +43,11 @@ def warp(X: np.ndarray, warp_ab: np.ndarray | None) -> np.ndarray:
     """
     if warp_ab is None:
         return X
-    a, b = warp_ab
-    cols = (a != 1.0) | (b != 1.0)
+    cols = (warp_ab[0] != 1.0) | (warp_ab[1] != 1.0)
     if not cols.any():
         return X
     X = np.array(X, dtype=float)
-    on = _active(X, cols)
-    aa = np.broadcast_to(a, X.shape)[on]
-    bb = np.broadcast_to(b, X.shape)[on]
-    x = EPS + (1.0 - 2.0 * EPS) * X[on]
+    on, x, aa, bb = _squeezed(X, warp_ab, cols)
     X[on] = 1.0 - (1.0 - x**aa) ** bb
     return X
 
@@ -55,14 +57,10 @@ def warp_with_grads(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``warp(X)`` and its derivatives in ``log a`` and ``log b`` (each ``(n, d)``, zero outside
     the warped entries); ``cols`` marks the warped columns."""
-    a, b = warp_ab
     Xw = np.array(X, dtype=float)
     ga = np.zeros_like(Xw)
     gb = np.zeros_like(Xw)
-    on = _active(Xw, cols)
-    aa = np.broadcast_to(a, Xw.shape)[on]
-    bb = np.broadcast_to(b, Xw.shape)[on]
-    x = EPS + (1.0 - 2.0 * EPS) * Xw[on]
+    on, x, aa, bb = _squeezed(Xw, warp_ab, cols)
     p = x**aa
     q = 1.0 - p
     qb = q**bb
@@ -78,10 +76,7 @@ def warp_slope(x: np.ndarray, warp_ab: np.ndarray | None) -> np.ndarray:
     slope = np.ones_like(np.asarray(x, dtype=float))
     if warp_ab is None:
         return slope
-    a, b = warp_ab
-    on = _active(x[None, :], (a != 1.0) | (b != 1.0))[0]
-    xs = EPS + (1.0 - 2.0 * EPS) * x[on]
-    aa, bb = a[on], b[on]
+    on, xs, aa, bb = _squeezed(x[None, :], warp_ab, (warp_ab[0] != 1.0) | (warp_ab[1] != 1.0))
     p = xs**aa
-    slope[on] = (1.0 - 2.0 * EPS) * aa * bb * (p / xs) * (1.0 - p) ** (bb - 1.0)
+    slope[on[0]] = (1.0 - 2.0 * EPS) * aa * bb * (p / xs) * (1.0 - p) ** (bb - 1.0)
     return slope

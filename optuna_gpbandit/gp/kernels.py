@@ -125,16 +125,27 @@ class Kernel:
         self.warp_ab = None if warp_ab is None else np.asarray(warp_ab, dtype=float)
 
     def __call__(self, X1: np.ndarray, X2: np.ndarray) -> np.ndarray:
-        r2 = scaled_sq_dist(warp(X1, self.warp_ab), warp(X2, self.warp_ab), self.lengthscales,
-                            self.is_categorical)
+        return self.of_warped(self.warped(X1), self.warped(X2))
+
+    def warped(self, X: np.ndarray) -> np.ndarray:
+        """``X`` through the input warp (``X`` itself when there is none)."""
+        return warp(X, self.warp_ab)
+
+    def of_warped(self, W1: np.ndarray, W2: np.ndarray) -> np.ndarray:
+        """The kernel matrix of inputs already warped by :meth:`warped` (a fixed design is
+        warped once, not at every evaluation)."""
+        r2 = scaled_sq_dist(W1, W2, self.lengthscales, self.is_categorical)
         return self.scale * profile(self.kind, r2)
 
-    def grad_x(self, x: np.ndarray, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def grad_x(self, x: np.ndarray, X: np.ndarray,
+               X_warped: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Kernel vector ``k(X, x)`` (shape ``(n,)``) and its Jacobian in ``x`` (``(n, d)``).
 
         The Jacobian is zero on categorical dimensions (they are not differentiable).
+        ``X_warped``: ``self.warped(X)`` when the caller holds it.
         """
-        X, xw = warp(X, self.warp_ab), warp(x[None, :], self.warp_ab)[0]
+        X = self.warped(X) if X_warped is None else X_warped
+        xw = self.warped(x[None, :])[0]
         r2 = scaled_sq_dist(X, xw[None, :], self.lengthscales, self.is_categorical)[:, 0]
         k, dk_dr2 = profile_and_grad(self.kind, r2)
         k, dk_dr2 = self.scale * k, self.scale * dk_dr2

@@ -115,7 +115,8 @@ class GPPosterior:
         self.X, self.y, self.params = X, y, params
         self.kernel = Kernel(params.kernel, params.lengthscales, params.scale, is_categorical,
                              params.warp)
-        K = self.kernel(X, X)
+        self.X_warped = self.kernel.warped(X)  # the design through the input warp, once
+        K = self.kernel.of_warped(self.X_warped, self.X_warped)
         K[np.diag_indices_from(K)] += params.noise_var
         if row_noise is not None:
             row_noise = np.asarray(row_noise, dtype=float)
@@ -147,7 +148,7 @@ class GPPosterior:
         mu = np.empty(Xc.shape[0])
         var = np.empty(Xc.shape[0])
         for s in range(0, Xc.shape[0], _CHUNK):
-            Kxc = self.kernel(self.X, Xc[s : s + _CHUNK])
+            Kxc = self.kernel.of_warped(self.X_warped, self.kernel.warped(Xc[s : s + _CHUNK]))
             V = solve_triangular(self.L, Kxc, lower=True, check_finite=False)
             mu[s : s + _CHUNK] = Kxc.T @ self.alpha
             var[s : s + _CHUNK] = self.params.scale - np.einsum("ij,ij->j", V, V)
@@ -156,7 +157,7 @@ class GPPosterior:
     def mean_var_grad(self, x: np.ndarray) -> tuple[float, float, np.ndarray, np.ndarray]:
         """Mean, variance and their gradients in ``x`` at one encoded point."""
         from scipy.linalg import solve_triangular
-        k, J = self.kernel.grad_x(np.asarray(x, dtype=float), self.X)
+        k, J = self.kernel.grad_x(np.asarray(x, dtype=float), self.X, self.X_warped)
         v = solve_triangular(self.L, k, lower=True, check_finite=False)
         w = solve_triangular(self.L.T, v, lower=False, check_finite=False)
         mu = float(k @ self.alpha)
@@ -167,9 +168,10 @@ class GPPosterior:
         """Posterior mean vector and joint covariance matrix on the rows of ``Xc``."""
         from scipy.linalg import solve_triangular
         Xc = np.atleast_2d(np.asarray(Xc, dtype=float))
-        Kxc = self.kernel(self.X, Xc)
+        Wc = self.kernel.warped(Xc)
+        Kxc = self.kernel.of_warped(self.X_warped, Wc)
         V = solve_triangular(self.L, Kxc, lower=True, check_finite=False)
-        C = self.kernel(Xc, Xc) - V.T @ V
+        C = self.kernel.of_warped(Wc, Wc) - V.T @ V
         return Kxc.T @ self.alpha, 0.5 * (C + C.T)
 
     def covariance(self, Xc: np.ndarray) -> np.ndarray:
