@@ -131,3 +131,29 @@ def test_report_of_unknown_optimum_uses_the_best_value_over_all_runs():
     assert res.cells["GP-UCB"].median == pytest.approx(0.1)
     assert res.cells["TPE"].median == 0.0
     assert math.isclose(res.cells["TPE"].cumulative[0], 0.3 + 0.0 + 0.4)
+
+
+def test_a_variant_name_builds_our_sampler_with_its_arguments():
+    from benchmarks.harness.samplers import make_sampler, unknown_samplers
+    sampler = make_sampler('GP-TS{"B": 0.7, "n_candidates": 256}', seed=3)
+    assert type(sampler).__name__ == "GPTSSampler"
+    assert sampler._B == 0.7 and sampler._n_candidates == 256
+    assert unknown_samplers(["GP-UCB", 'IGP-UCB{"B": 1.0}']) == []
+
+
+@pytest.mark.parametrize("name, reason", [
+    ('GP-TS{"Bx": 0.7}', "Bx"),  # not an argument of the sampler
+    ('GP-UCB{"beta_scale": -1}', "beta_scale"),  # rejected by the sampler
+    ('TPE{"n_startup_trials": 5}', "not one of"),  # not one of ours
+    ("GP-UCB{beta_scale: 1}", "not JSON"),
+    ('GP-UCB{"beta_scale": 1', "not JSON"),
+    ('GP-UCB{"seed": 1}', "seed"),
+])
+def test_a_bad_variant_is_an_error_naming_it(name, reason):
+    from benchmarks.harness.samplers import make_sampler, unknown_samplers
+    with pytest.raises(ValueError, match=reason):
+        make_sampler(name, seed=0)
+    (msg,) = unknown_samplers([name])
+    assert name in msg and reason in msg
+    with pytest.raises(SystemExit, match="unknown sampler"):
+        cli._check_samplers(["GP-UCB", name])

@@ -22,7 +22,7 @@ import time
 
 from .problems import PROBLEMS
 from .runner import CONFIG_FILE, RUNS_FILE, limit_threads, make_tasks, read_jsonl, run_tasks
-from .samplers import SAMPLERS
+from .samplers import SAMPLERS, unknown_samplers
 
 SUITES = {
     "quick": {"problems": list(PROBLEMS), "samplers": list(SAMPLERS), "seeds": 10, "trials": 100},
@@ -53,6 +53,15 @@ def _check(names: list[str], known: dict, what: str) -> list[str]:
     return names
 
 
+def _check_samplers(names: list[str]) -> list[str]:
+    """``names`` if each is a known sampler or a valid variant (:mod:`.samplers`)."""
+    bad = unknown_samplers(names)
+    if bad:
+        raise SystemExit(f"unknown sampler(s): {'; '.join(bad)}; known: {', '.join(SAMPLERS)}, "
+                         "or a variant of one of ours such as 'GP-TS{\"B\": 0.7}'")
+    return names
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     explicit = any(v is not None for v in (args.suite, args.problems, args.samplers, args.seeds,
                                            args.trials))
@@ -71,7 +80,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         suite = args.suite or "quick"
         base = SUITES[suite]
         problems = _check(args.problems or base["problems"], PROBLEMS, "problem(s)")
-        samplers = _check(args.samplers or base["samplers"], SAMPLERS, "sampler(s)")
+        samplers = _check_samplers(args.samplers or base["samplers"])
         seeds = list(range(args.first_seed, args.first_seed + (args.seeds or base["seeds"])))
         trials = args.trials or base["trials"]
         if args.suite is None and stored is None and (args.problems or args.samplers

@@ -16,7 +16,7 @@ import sys
 import time
 
 from benchmarks.harness import runner
-from benchmarks.harness.cli import _versions
+from benchmarks.harness.cli import _check_samplers, _versions
 from benchmarks.harness.samplers import SAMPLERS
 
 from .tasks import DEFAULT_SAMPLERS, TASKS, folds, time_evaluations
@@ -55,8 +55,7 @@ def _pick(names: list[str] | None, known: list[str], what: str) -> list[str]:
 
 def cmd_run(args: argparse.Namespace) -> int:
     tasks = _pick(args.tasks, list(TASKS), "task(s)")
-    samplers = _pick(args.samplers, list(SAMPLERS), "sampler(s)") if args.samplers else list(
-        DEFAULT_SAMPLERS)
+    samplers = _check_samplers(args.samplers) if args.samplers else list(DEFAULT_SAMPLERS)
     seeds = args.seed_list if args.seed_list else list(
         range(args.first_seed, args.first_seed + args.seeds))
     out = args.out
