@@ -15,7 +15,8 @@ if TYPE_CHECKING:
 
 
 from optuna_gpbandit._arguments import forward
-from optuna_gpbandit.acquisition.beta import beta_theorem1, beta_theorem2, beta_theorem3
+from optuna_gpbandit.acquisition.beta import (beta_theorem1, beta_theorem2, beta_theorem3,
+                                              early_factor)
 from optuna_gpbandit.acquisition.ucb import UCB
 from optuna_gpbandit.gp.information import gamma_upper_bound
 from optuna_gpbandit.samplers._base import GPBanditSampler, SelectionContext
@@ -46,6 +47,7 @@ class GPUCBSampler(GPBanditSampler):
         *,
         beta: str | float | Callable[[int], float] = "auto",
         beta_scale: float = 0.05,
+        early_beta_factor: float = 3.0,
         delta: float = 0.1,
         lipschitz_a: float = 1.0,
         lipschitz_b: float = 1.0,
@@ -85,6 +87,11 @@ class GPUCBSampler(GPBanditSampler):
                 raise ValueError(f"A constant beta must be finite and >= 0, got {beta!r}.")
         if not (math.isfinite(beta_scale) and beta_scale >= 0):
             raise ValueError(f"beta_scale must be finite and >= 0, got {beta_scale!r}.")
+        if isinstance(early_beta_factor, bool) or not (
+                isinstance(early_beta_factor, (int, float)) and math.isfinite(early_beta_factor)
+                and early_beta_factor > 0):
+            raise ValueError(f"early_beta_factor must be a finite number > 0, got "
+                             f"{early_beta_factor!r}.")
         if not 0 < delta < 1:
             raise ValueError(f"delta must lie in (0, 1), got {delta!r}.")
         for name, v in (("lipschitz_a", lipschitz_a), ("lipschitz_b", lipschitz_b), ("domain_r", domain_r)):
@@ -97,6 +104,7 @@ class GPUCBSampler(GPBanditSampler):
             )
         self._beta = beta
         self._beta_scale = float(beta_scale)
+        self._early_beta_factor = float(early_beta_factor)
         self._delta = float(delta)
         self._a, self._b, self._r = float(lipschitz_a), float(lipschitz_b), float(domain_r)
         self._rkhs_bound = float(rkhs_bound)
@@ -129,6 +137,7 @@ class GPUCBSampler(GPBanditSampler):
         return gamma_upper_bound(post.kernel(D, D) / scale, post.effective_noise_var / scale, ctx.t)
 
     def _acquisition(self, ctx: SelectionContext) -> tuple[UCB, dict[str, Any]]:
-        beta = self._beta_scale * self.beta_t(ctx)
+        early = early_factor(ctx.t, self._early_beta_factor)
+        beta = self._beta_scale * early * self.beta_t(ctx)
         nu = math.sqrt(beta) + ctx.width_bonus
-        return UCB(ctx.model.posterior, nu), {"beta": beta, "nu": nu}
+        return UCB(ctx.model.posterior, nu), {"beta": beta, "nu": nu, "early_factor": early}

@@ -91,6 +91,7 @@ class GPUCBCPDSampler(GPUCBSampler):
         window: int | None = None,
         beta: str | float | Callable[[int], float] = "auto",
         beta_scale: float = 0.05,
+        early_beta_factor: float = 1.0,
         delta: float = 0.1,
         lipschitz_a: float = 1.0,
         lipschitz_b: float = 1.0,
