@@ -305,3 +305,18 @@ def test_thompson_choice_seeded():
     assert a[0] == int(np.argmax(a[1]))
     picks = {thompson_choice(post, Xc, 5.0, np.random.default_rng(s))[0] for s in range(30)}
     assert len(picks) > 1
+
+
+def test_early_factor_is_whole_until_15_one_from_40_and_linear_between():
+    from optuna_gpbandit.acquisition.beta import EARLY_END, EARLY_UNTIL, early_factor
+
+    assert (EARLY_UNTIL, EARLY_END) == (15, 40)
+    for t in (1, 6, 15):
+        assert early_factor(t, 3.0) == 3.0
+    for t in (40, 41, 1000):
+        assert early_factor(t, 3.0) == 1.0
+    assert early_factor(20, 3.0) == pytest.approx(3.0 - 2.0 * 5 / 25)
+    values = [early_factor(t, 3.0) for t in range(1, 60)]
+    assert all(a >= b for a, b in zip(values, values[1:]))
+    assert all(early_factor(t, 1.0) == 1.0 for t in range(1, 60))
+    assert early_factor(20, 0.5) == pytest.approx(0.5 + 0.5 * 5 / 25)  # a narrower start

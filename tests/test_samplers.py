@@ -157,7 +157,8 @@ def test_categorical_and_float_space_finds_the_right_category():
 
 
 def test_finite_space_uses_its_cardinality_in_theorem1_beta():
-    study = optuna.create_study(sampler=GPUCBSampler(seed=0, n_startup_trials=2, beta_scale=0.2))
+    study = optuna.create_study(sampler=GPUCBSampler(seed=0, n_startup_trials=2, beta_scale=0.2,
+                                                     early_beta_factor=1.0))
     study.optimize(lambda t: (t.suggest_int("k", 0, 45) - 17) ** 2, n_trials=6)
     for trial in study.trials[2:]:
         state = _state(trial)
@@ -171,7 +172,7 @@ def test_large_finite_space_caps_theorem1_cardinality_at_the_candidate_count():
     """A discrete space of 2001 x 2001 points with n_candidates=256: |D| = 256 (documented
     in GPUCBSampler's ``beta``), not 4 million."""
     study = optuna.create_study(sampler=GPUCBSampler(seed=0, n_startup_trials=2, beta_scale=1.0,
-                                                     n_candidates=256))
+                                                     n_candidates=256, early_beta_factor=1.0))
     study.optimize(lambda t: (t.suggest_int("a", 0, 2000) - 700) ** 2
                    + (t.suggest_int("b", 0, 2000) - 300) ** 2, n_trials=4)
     state = _state(study.trials[-1])
@@ -179,11 +180,13 @@ def test_large_finite_space_caps_theorem1_cardinality_at_the_candidate_count():
 
 
 def test_continuous_space_theorem1_uses_candidate_count_and_theorem2_its_formula():
-    s1 = optuna.create_study(sampler=GPUCBSampler(seed=0, n_candidates=512, beta_scale=1.0))
+    s1 = optuna.create_study(sampler=GPUCBSampler(seed=0, n_candidates=512, beta_scale=1.0,
+                                                  early_beta_factor=1.0))
     s1.optimize(_quad, n_trials=7)
     st = _state(s1.trials[-1])
     assert st["beta"] == pytest.approx(2 * math.log(512 * st["t"] ** 2 * math.pi**2 / 0.6))
-    s2 = optuna.create_study(sampler=GPUCBSampler(seed=0, beta="theorem2", beta_scale=0.5))
+    s2 = optuna.create_study(sampler=GPUCBSampler(seed=0, beta="theorem2", beta_scale=0.5,
+                                                  early_beta_factor=1.0))
     s2.optimize(_quad, n_trials=7)
     st = _state(s2.trials[-1])
     t = st["t"]
@@ -192,7 +195,8 @@ def test_continuous_space_theorem1_uses_candidate_count_and_theorem2_its_formula
 
 
 def test_constant_and_callable_beta_and_bad_beta():
-    s = optuna.create_study(sampler=GPUCBSampler(seed=0, beta=lambda t: 0.5 * t, beta_scale=1.0))
+    s = optuna.create_study(sampler=GPUCBSampler(seed=0, beta=lambda t: 0.5 * t, beta_scale=1.0,
+                                                 early_beta_factor=1.0))
     s.optimize(_quad, n_trials=7)
     st = _state(s.trials[-1])
     assert st["beta"] == pytest.approx(0.5 * st["t"])
@@ -205,6 +209,27 @@ def test_constant_and_callable_beta_and_bad_beta():
     s = optuna.create_study(sampler=GPUCBSampler(seed=0, beta=lambda t: float("nan")))
     with pytest.raises(ValueError):
         s.optimize(_quad, n_trials=7)
+
+
+def test_early_width_multiplies_beta_t_while_the_model_is_young():
+    """Default GP-UCB: beta = 0.05 * early_factor(t, 3) * beta_t, with the factor 3 up to
+    t = 15 and 1 from t = 40; the recorded early_factor is the one applied."""
+    from optuna_gpbandit.acquisition.beta import early_factor
+
+    study = optuna.create_study(sampler=GPUCBSampler(seed=0, n_candidates=512))
+    study.optimize(_quad, n_trials=42)
+    seen = set()
+    for trial in study.trials[5:]:
+        st = _state(trial)
+        t = st["t"]
+        theorem1 = 2 * math.log(512 * t**2 * math.pi**2 / 0.6)
+        assert st["early_factor"] == pytest.approx(early_factor(t, 3.0))
+        assert st["beta"] == pytest.approx(0.05 * early_factor(t, 3.0) * theorem1, rel=1e-12)
+        seen.add(st["early_factor"])
+    assert 3.0 in seen and 1.0 in seen and any(1.0 < f < 3.0 for f in seen)
+    for bad in (0, -1.0, float("nan"), float("inf"), True, "3"):
+        with pytest.raises(ValueError, match="early_beta_factor"):
+            GPUCBSampler(early_beta_factor=bad)
 
 
 def test_igp_ucb_records_paper_beta_from_data_information_gain():
