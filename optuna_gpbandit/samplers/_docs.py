@@ -149,9 +149,9 @@ early_beta_factor
     :class:`GPUCBCPDSampler`; ``1.0`` gives the previous default's trials exactly. The
     hyperparameters fitted on the first results are the least reliable of a run and its
     basin is chosen then: on the real-HPO suite (16 scikit-learn tasks, 10 seeds) the mean
-    normalised score at 40 trials went 56.4 -> 59.8 (GPSampler 51.5), where a three times
-    wider ``beta_scale`` throughout costs the test functions (docs/benchmarks.md, "Early
-    width").
+    normalised score went 56.4 -> 59.7 at 40 trials and 67.6 -> 70.5 at 100 (GPSampler 51.5,
+    58.1), where a three times wider ``beta_scale`` throughout costs the test functions
+    (docs/benchmarks.md, "Early width").
 delta
     Failure probability in ``(0, 1)``.
 lipschitz_a, lipschitz_b, domain_r
