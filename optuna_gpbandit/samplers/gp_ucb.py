@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from optuna_gpbandit.constraints import FeasibleConstraints, LongTermConstraints
 
 
-from optuna_gpbandit._arguments import forward
+from optuna_gpbandit._arguments import check_number, forward
 from optuna_gpbandit.acquisition.beta import (beta_theorem1, beta_theorem2, beta_theorem3,
                                               early_factor)
 from optuna_gpbandit.acquisition.ucb import UCB
@@ -87,11 +87,6 @@ class GPUCBSampler(GPBanditSampler):
                 raise ValueError(f"A constant beta must be finite and >= 0, got {beta!r}.")
         if not (math.isfinite(beta_scale) and beta_scale >= 0):
             raise ValueError(f"beta_scale must be finite and >= 0, got {beta_scale!r}.")
-        if isinstance(early_beta_factor, bool) or not (
-                isinstance(early_beta_factor, (int, float)) and math.isfinite(early_beta_factor)
-                and early_beta_factor > 0):
-            raise ValueError(f"early_beta_factor must be a finite number > 0, got "
-                             f"{early_beta_factor!r}.")
         if not 0 < delta < 1:
             raise ValueError(f"delta must lie in (0, 1), got {delta!r}.")
         for name, v in (("lipschitz_a", lipschitz_a), ("lipschitz_b", lipschitz_b), ("domain_r", domain_r)):
@@ -104,7 +99,7 @@ class GPUCBSampler(GPBanditSampler):
             )
         self._beta = beta
         self._beta_scale = float(beta_scale)
-        self._early_beta_factor = float(early_beta_factor)
+        self._early_beta_factor = check_number("early_beta_factor", early_beta_factor, strict=True)
         self._delta = float(delta)
         self._a, self._b, self._r = float(lipschitz_a), float(lipschitz_b), float(domain_r)
         self._rkhs_bound = float(rkhs_bound)
