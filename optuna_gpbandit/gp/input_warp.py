@@ -36,6 +36,11 @@ def _squeezed(
             np.broadcast_to(b, X.shape)[on])
 
 
+def _warped_columns(warp_ab: np.ndarray) -> np.ndarray:
+    """Mask of the columns the warp changes (``a != 1`` or ``b != 1``)."""
+    return (warp_ab[0] != 1.0) | (warp_ab[1] != 1.0)
+
+
 def warp(X: np.ndarray, warp_ab: np.ndarray | None) -> np.ndarray:
     """The rows of ``X`` with each warped column mapped through its Kumaraswamy CDF.
 
@@ -43,7 +48,7 @@ def warp(X: np.ndarray, warp_ab: np.ndarray | None) -> np.ndarray:
     """
     if warp_ab is None:
         return X
-    cols = (warp_ab[0] != 1.0) | (warp_ab[1] != 1.0)
+    cols = _warped_columns(warp_ab)
     if not cols.any():
         return X
     X = np.array(X, dtype=float)
@@ -76,7 +81,7 @@ def warp_slope(x: np.ndarray, warp_ab: np.ndarray | None) -> np.ndarray:
     slope = np.ones_like(np.asarray(x, dtype=float))
     if warp_ab is None:
         return slope
-    on, xs, aa, bb = _squeezed(x[None, :], warp_ab, (warp_ab[0] != 1.0) | (warp_ab[1] != 1.0))
+    on, xs, aa, bb = _squeezed(x[None, :], warp_ab, _warped_columns(warp_ab))
     p = xs**aa
     slope[on[0]] = (1.0 - 2.0 * EPS) * aa * bb * (p / xs) * (1.0 - p) ** (bb - 1.0)
     return slope
