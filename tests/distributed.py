@@ -248,13 +248,19 @@ def worker_command(
 
 
 def start_victim(storage: str, study_name: str, spec: dict[str, Any] | str,
-                 heartbeat: int | None = None, timeout: float = 120.0) -> tuple[subprocess.Popen, int]:
+                 heartbeat: int | None = None, timeout: float = 120.0,
+                 model_trial: bool = False) -> tuple[subprocess.Popen, int]:
     """Start a worker whose first trial hangs; return it once that trial is RUNNING with its
     point stored (``gpbandit:params`` and stamp written), and the trial's number.
+
+    ``model_trial``: also wait for the model's record (``gpbandit:state``). The sampler writes
+    it after the point, so returning at the point alone races the caller's kill against that
+    write (seen once in a fresh-clone CI run: the victim's record missing).
 
     The caller kills it (``proc.kill()``: SIGKILL, no clean-up of any kind).
     """
     from optuna_gpbandit._history import pending_point
+    from optuna_gpbandit._storage import STATE, read_trial_json
 
     cmd = worker_command(storage, study_name, spec, n_trials=1, objective="hang",
                          heartbeat=heartbeat)
@@ -268,7 +274,7 @@ def start_victim(storage: str, study_name: str, spec: dict[str, Any] | str,
         for t in load_trials(storage, study_name):
             if t.state == TrialState.RUNNING and (
                 set(t.params) == set(space) or pending_point(t, space) is not None
-            ):
+            ) and (not model_trial or read_trial_json(t, STATE) is not None):
                 return proc, t.number
         time.sleep(0.2)
     proc.kill()

@@ -74,7 +74,7 @@ def _state(trial):
 def test_killed_worker_without_heartbeat_is_retired_by_the_window_and_the_age_limit(tmp_path):
     storage, name = str(tmp_path / "study.journal"), "crash"
     _warm_up(storage, name)
-    proc, victim = distributed.start_victim(storage, name, SPEC)
+    proc, victim = distributed.start_victim(storage, name, SPEC, model_trial=True)
     proc.kill()  # SIGKILL: no tell, no clean-up
     proc.wait()
     assert _state(distributed.load_trials(storage, name)[victim]) is not None  # a GP trial
@@ -119,7 +119,8 @@ def test_killed_worker_with_heartbeat_becomes_fail(backend, tmp_path, request, u
     heartbeat = 1
     try:
         _warm_up(storage, name)
-        proc, victim = distributed.start_victim(storage, name, SPEC, heartbeat=heartbeat)
+        proc, victim = distributed.start_victim(storage, name, SPEC, heartbeat=heartbeat,
+                                                model_trial=True)
         proc.kill()
         proc.wait()
         time.sleep(2 * heartbeat + 1.5)  # past the grace period
