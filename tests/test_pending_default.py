@@ -193,6 +193,12 @@ def test_verma_beta_formula_and_its_use():
     rec = sampler_record(study.trials[t.number])
     assert rec["beta"] == pytest.approx(sdf_beta(rec["gamma"], 0.5, rec["R"], 0.5, 0.1))
     assert rec["nu"] == pytest.approx(rec["beta"] + rec["width_bonus"]) and rec["width_bonus"] > 0
+    # GP-TS: Verma et al.'s literal width, without GP-TS's default early factor (3).
+    study = optuna.create_study(sampler=GPTSSampler(seed=0, pending=cfg))
+    study.optimize(lambda t: _f(*_suggest(t)), n_trials=7)
+    rec = sampler_record(study.trials[-1])
+    assert rec["early_factor"] == 1.0
+    assert rec["v"] == pytest.approx(sdf_beta(rec["gamma"], 0.5, rec["R"], 0.5, 0.1, thompson=True))
     with pytest.raises(ValueError, match="theory_beta"):
         GPUCBSampler(pending=cfg)
 

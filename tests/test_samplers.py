@@ -8,7 +8,7 @@ import optuna
 import pytest
 from optuna.trial import TrialState
 
-from optuna_gpbandit import GPTSSampler, GPUCBSampler, IGPUCBSampler
+from optuna_gpbandit import ConstrainedGPUCBSampler, GPTSSampler, GPUCBSampler, IGPUCBSampler
 from optuna_gpbandit._storage import STATE, read_trial_json
 
 from conftest import ALL_SAMPLERS
@@ -245,7 +245,8 @@ def test_igp_ucb_records_paper_beta_from_data_information_gain():
 
 
 def test_gp_ts_scale_and_lambda_theory():
-    sampler = GPTSSampler(seed=0, B=2.0, R=0.5, lam="theory", horizon=50, kernel_scale=1.0)
+    sampler = GPTSSampler(seed=0, B=2.0, R=0.5, lam="theory", horizon=50, kernel_scale=1.0,
+                          early_beta_factor=1.0)
     s = optuna.create_study(sampler=sampler)
     s.optimize(_quad, n_trials=8)
     st = _state(s.trials[-1])
@@ -255,6 +256,34 @@ def test_gp_ts_scale_and_lambda_theory():
         GPTSSampler(lam="sometimes")
     with pytest.raises(ValueError):
         IGPUCBSampler(lam=0.1, noise_var=0.1)
+
+
+@pytest.mark.parametrize("sampler_cls, default", [(GPTSSampler, 3.0), (IGPUCBSampler, 1.0)])
+def test_kernelized_early_width_scales_the_paper_width(sampler_cls, default):
+    """GP-TS (default 3) and IGP-UCB (default 1): the width is the paper's ``v_t`` / ``beta_t``
+    times ``sqrt(early_factor(t, early_beta_factor))``, the factor on the variance GP-UCB's
+    ``early_beta_factor`` puts on ``beta_t``; the recorded ``early_factor`` is the one applied."""
+    from optuna_gpbandit.acquisition.beta import early_factor
+
+    key = "v" if sampler_cls is GPTSSampler else "beta"
+    c = 2.0 if sampler_cls is GPTSSampler else 1.0
+    for factor in (None, 2.0):
+        kw = {} if factor is None else {"early_beta_factor": factor}
+        study = optuna.create_study(sampler=sampler_cls(seed=0, B=0.5, R=0.2, **kw))
+        study.optimize(_quad, n_trials=20)
+        f = default if factor is None else factor
+        for trial in study.trials[5:]:
+            st = _state(trial)
+            paper = 0.5 + 0.2 * math.sqrt(2 * (st["gamma"] + 1 + math.log(c / 0.1)))
+            assert st["early_factor"] == pytest.approx(early_factor(st["t"], f))
+            assert st[key] == pytest.approx(paper * math.sqrt(early_factor(st["t"], f)), rel=1e-12)
+        assert _state(study.trials[6])["early_factor"] == f
+    for bad in (0, -1.0, float("nan"), float("inf"), True, "3"):
+        with pytest.raises(ValueError, match="early_beta_factor"):
+            sampler_cls(early_beta_factor=bad)
+        if sampler_cls is IGPUCBSampler:  # and its subclass
+            with pytest.raises(ValueError, match="early_beta_factor"):
+                ConstrainedGPUCBSampler(early_beta_factor=bad)
 
 
 def test_information_gain_record_adds_up_with_fixed_hyperparameters():

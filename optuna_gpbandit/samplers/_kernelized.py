@@ -13,7 +13,8 @@ from optuna_gpbandit._arguments import check_number
 from optuna_gpbandit._model import FittedModel, fit_model
 from optuna_gpbandit._observations import Observations
 from optuna_gpbandit._space import EncodedSpace
-from optuna_gpbandit.acquisition.beta import gp_ts_scale, igp_ucb_beta, resolve_gamma, sdf_beta
+from optuna_gpbandit.acquisition.beta import (early_factor, gp_ts_scale, igp_ucb_beta,
+                                              resolve_gamma, sdf_beta)
 from optuna_gpbandit.samplers._base import GPBanditSampler, SelectionContext
 
 _DEFAULT_HORIZON = 100
@@ -31,6 +32,7 @@ class KernelizedBanditSampler(GPBanditSampler):
         lam: float | str | None = None,
         horizon: int | None = None,
         gamma: str | float | Callable[[int, int], float] = "data",
+        early_beta_factor: float = 1.0,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -51,6 +53,7 @@ class KernelizedBanditSampler(GPBanditSampler):
             other = "deterministic_objective=True" if self._deterministic else "noise_var"
             raise ValueError(f"Pass either lam or {other}, not both.")
         self._B, self._R, self._delta, self._gamma = float(B), R, float(delta), gamma
+        self._early_beta_factor = check_number("early_beta_factor", early_beta_factor, strict=True)
 
     @staticmethod
     def _resolve_lambda(lam: float | str | None, horizon: int) -> float | None:
@@ -86,12 +89,19 @@ class KernelizedBanditSampler(GPBanditSampler):
         )
         return gamma, R, self._delta * ctx.delta_factor
 
-    def _width(self, ctx: SelectionContext, thompson: bool) -> tuple[float, float, float]:
-        """``(width, gamma_{t-1}, R)``: Chowdhury & Gopalan's ``beta_t`` (IGP-UCB) or ``v_t``
-        (GP-TS), or Verma et al.'s with ``Censoring(theory_beta=True)``."""
+    def _width(self, ctx: SelectionContext, thompson: bool) -> tuple[float, dict[str, float]]:
+        """``(width, terms)``: Chowdhury & Gopalan's ``beta_t`` (IGP-UCB) or ``v_t`` (GP-TS),
+        times ``sqrt(early_factor)`` while the model is young, or Verma et al.'s with
+        ``Censoring(theory_beta=True)`` (the paper's literal width: no early factor). ``terms``
+        (``gamma``, ``R``, ``early_factor``) go into the trial's record."""
         gamma, R, delta = self._width_terms(ctx)
         cfg = self._censoring
         if self._pending_mode == "censor" and cfg.theory_beta:
-            return sdf_beta(gamma, self._B, R, cfg.width, delta, thompson), gamma, R
-        width = (gp_ts_scale if thompson else igp_ucb_beta)(gamma, self._B, R, delta)
-        return width, gamma, R
+            width, early = sdf_beta(gamma, self._B, R, cfg.width, delta, thompson), 1.0
+        else:
+            # The early factor scales the variance the acquisition sees, as GP-UCB's scales
+            # beta_t: the width (a multiple of the posterior sd) by its square root.
+            early = early_factor(ctx.t, self._early_beta_factor)
+            width = (gp_ts_scale if thompson else igp_ucb_beta)(gamma, self._B, R, delta)
+            width *= math.sqrt(early)
+        return width, {"gamma": gamma, "R": R, "early_factor": early}

@@ -129,6 +129,7 @@ class ConstrainedGPUCBSampler(IGPUCBSampler):
         lam: float | str | None = None,
         horizon: int | None = None,
         gamma: str | float | Callable[[int, int], float] = "data",
+        early_beta_factor: float = 1.0,
         seed: int | None = None,
         n_startup_trials: int = 5,
         independent_sampler: BaseSampler | None = None,

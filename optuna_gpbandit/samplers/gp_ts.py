@@ -98,6 +98,7 @@ class GPTSSampler(KernelizedBanditSampler):
         lam: float | str | None = None,
         horizon: int | None = None,
         gamma: str | float | Callable[[int, int], float] = "data",
+        early_beta_factor: float = 3.0,
         seed: int | None = None,
         n_startup_trials: int = 5,
         independent_sampler: BaseSampler | None = None,
@@ -144,21 +145,21 @@ class GPTSSampler(KernelizedBanditSampler):
         return np.unique(np.vstack([C, top, space.snap(base + noise)]), axis=0)
 
     def _acquisition(self, ctx: SelectionContext) -> tuple[SamplePath, dict[str, Any]]:
-        v, gamma, R = self._width(ctx, thompson=True)
+        v, terms = self._width(ctx, thompson=True)
         nu = v + ctx.width_bonus
         path = SamplePath(ctx.model.posterior, ctx.space, nu, ctx.rng, self._n_features)
-        return path, {"v": v, "nu": nu, "gamma": gamma, "R": R, "draw": "path"}
+        return path, {"v": v, "nu": nu, **terms, "draw": "path"}
 
     def _select(self, ctx: SelectionContext) -> tuple[np.ndarray, dict[str, Any]]:
         full = ctx.space.enumerate(self._n_candidates)
         if self._draw == "path" and full is None:
             path, record = self._acquisition(ctx)
             return self._maximise(ctx, path), record
-        v, gamma, R = self._width(ctx, thompson=True)
+        v, terms = self._width(ctx, thompson=True)
         nu = v + ctx.width_bonus
         C = full if full is not None else self._candidates(ctx)
         C = C[allowed(C, ctx.excluded)]  # a pending trial's point is not drawn again
         i, draw = thompson_choice(ctx.model.posterior, C, nu, ctx.rng)
         n_drawn = int(np.isfinite(draw).sum())
-        return C[i], {"v": v, "nu": nu, "gamma": gamma, "R": R,
+        return C[i], {"v": v, "nu": nu, **terms,
                       "n_candidates": int(C.shape[0]), "n_drawn": n_drawn}

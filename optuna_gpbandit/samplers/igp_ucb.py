@@ -46,6 +46,7 @@ class IGPUCBSampler(KernelizedBanditSampler):
         lam: float | str | None = None,
         horizon: int | None = None,
         gamma: str | float | Callable[[int, int], float] = "data",
+        early_beta_factor: float = 1.0,
         seed: int | None = None,
         n_startup_trials: int = 5,
         independent_sampler: BaseSampler | None = None,
@@ -75,6 +76,6 @@ class IGPUCBSampler(KernelizedBanditSampler):
         super().__init__(**forward(KernelizedBanditSampler, locals()))
 
     def _acquisition(self, ctx: SelectionContext) -> tuple[UCB, dict[str, Any]]:
-        beta, gamma, R = self._width(ctx, thompson=False)
+        beta, terms = self._width(ctx, thompson=False)
         nu = beta + ctx.width_bonus
-        return UCB(ctx.model.posterior, nu), {"beta": beta, "nu": nu, "gamma": gamma, "R": R}
+        return UCB(ctx.model.posterior, nu), {"beta": beta, "nu": nu, **terms}
