@@ -657,3 +657,17 @@ def test_config_sqrt_epoch_length_and_defaults():
     assert noisy.kappa_init == 0.0 and noisy.kappa_step == 0.5 and noisy.psi is None
     noiseless = LongTermConstraints()
     assert noiseless.kappa_init == 1.0 and noiseless.psi == Psi("exp", 1.0) and noiseless.epoch_length == 20
+
+
+def test_unit_scales_values_and_no_warning_without_rows():
+    """Mean |g| per column (1 where it is 0 or not finite); a G without rows (no counted trial
+    yet) gives 1 for every column and no 'Mean of empty slice' warning."""
+    import warnings
+
+    from optuna_gpbandit.constraints.stage import unit_scales
+
+    G = np.array([[1.0, 0.0, -2.0], [-3.0, 0.0, 4.0]])
+    assert np.allclose(unit_scales(G), [2.0, 1.0, 3.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert np.array_equal(unit_scales(np.empty((0, 2))), [1.0, 1.0])

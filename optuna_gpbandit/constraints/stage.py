@@ -127,8 +127,11 @@ class ConstraintStage:
 
 
 def unit_scales(G: np.ndarray) -> np.ndarray:
-    """Per-column mean absolute value of ``G`` (1 where it is 0 or not finite)."""
-    top = np.max(np.abs(G), axis=0) if G.shape[0] else np.ones(G.shape[1])
+    """Per-column mean absolute value of ``G`` (1 where it is 0 or not finite, and for every
+    column of a ``G`` without rows)."""
+    if not G.shape[0]:
+        return np.ones(G.shape[1])  # no trial counted yet (e.g. every one skipped as invalid)
+    top = np.max(np.abs(G), axis=0)
     top = np.where(np.isfinite(top) & (top > 0), top, 1.0)
     scale = top * np.mean(np.abs(G) / top, axis=0)  # no overflow near 1e308
     return np.where(np.isfinite(scale) & (scale > 0), scale, 1.0)
