@@ -1,0 +1,75 @@
+#!/usr/bin/env python
+"""Short studies with several threads: the best value of ``study.optimize(n_jobs=J)`` beside the
+same study run sequentially.
+
+Each run minimises a harness problem (default Branin, the study of
+``tests/test_reliability.py``'s threaded check) for ``--trials`` trials with ``n_jobs`` threads
+sharing one in-memory study. Threaded runs are not reproducible (the order of asks and tells
+depends on timing), so the table gives the spread over the seeds: min, median and max of the
+best value's regret, per sampler and ``n_jobs``. Samplers are harness names or variants, e.g.
+``'GP-UCB{"early_beta_factor": 1.0, "n_startup_trials": 4}'``.
+
+    python benchmarks/bench_threads.py --samplers 'GP-UCB{"n_startup_trials": 4}' --jobs 1 4 --seeds 10
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+from _common import limit_threads, threads_from_argv
+
+if __name__ == "__main__":
+    limit_threads(threads_from_argv(sys.argv[1:], default="1"))
+
+import numpy as np  # noqa: E402
+import optuna  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from benchmarks.harness.problems import get_problem  # noqa: E402
+from benchmarks.harness.samplers import make_sampler, unknown_samplers  # noqa: E402
+
+
+def run(problem, sampler: str, seed: int, n_jobs: int, trials: int) -> float:
+    """Regret of the best value of one run."""
+    study = optuna.create_study(sampler=make_sampler(sampler, seed))
+    study.optimize(lambda t: float(problem.evaluate(problem.suggest(t))), n_trials=trials,
+                   n_jobs=n_jobs)
+    return float(study.best_value - problem.minimum)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--problem", default="branin")
+    ap.add_argument("--samplers", nargs="+", default=["GP-UCB", "GP-TS"])
+    ap.add_argument("--jobs", type=int, nargs="+", default=[1, 4], help="n_jobs values")
+    ap.add_argument("--seeds", type=int, default=10)
+    ap.add_argument("--trials", type=int, default=32)
+    ap.add_argument("--threads", default="1", help="BLAS threads (read before import)")
+    args = ap.parse_args()
+    bad = unknown_samplers(args.samplers)
+    if bad:
+        ap.error("unknown samplers: " + "; ".join(bad))
+    if any(j < 1 for j in args.jobs):
+        ap.error(f"--jobs must be positive, got {args.jobs}")
+    optuna.logging.set_verbosity(optuna.logging.ERROR)
+    problem = get_problem(args.problem)
+    if problem.minimum is None:
+        ap.error(f"--problem {args.problem} has no known minimum; choose a test function")
+    print(f"`python benchmarks/bench_threads.py {' '.join(sys.argv[1:])}`: {args.problem}, "
+          f"{args.trials} trials, seeds 0-{args.seeds - 1}; regret of the best value\n")
+    print("| sampler | n_jobs | min | median | max | s / run |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name in args.samplers:
+        for n_jobs in args.jobs:
+            start = time.perf_counter()
+            r = [run(problem, name, seed, n_jobs, args.trials) for seed in range(args.seeds)]
+            s = (time.perf_counter() - start) / args.seeds
+            print(f"| {name} | {n_jobs} | {min(r):.3g} | {float(np.median(r)):.3g} | "
+                  f"{max(r):.3g} | {s:.1f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
