@@ -49,6 +49,12 @@ class SelectionContext:
         """Index of the round being chosen (points in the design, pending ones included, + 1)."""
         return self.obs.n_all + 1
 
+    @property
+    def n_pending(self) -> int:
+        """Design rows without a label: pending trials of other workers (and, under censoring,
+        results the model does not use yet)."""
+        return self.obs.n - self.obs.n_observed
+
     def best_observed(self, k: int) -> np.ndarray:
         """The ``k`` best observed points, best first (real observations only)."""
         seen = self.obs.fit_rows
@@ -86,7 +92,7 @@ class SelectionContext:
             info_gain_inc=float(0.5 * np.log1p(var[0] / post.effective_noise_var)),
             refitted=self.model.refitted,
             n_observed=obs.n_observed_all,
-            n_censored=obs.n - obs.n_observed,
+            n_censored=self.n_pending,
             n_posterior=obs.n,
             width_bonus=self.width_bonus,
             **self.model.state(self.space),

@@ -151,9 +151,12 @@ early_beta_factor
     basin is chosen then: on the real-HPO suite (16 scikit-learn tasks, 10 seeds) the mean
     normalised score went 56.4 -> 59.7 at 40 trials and 67.6 -> 70.5 at 100 (GPSampler 51.5,
     58.1), where a three times wider ``beta_scale`` throughout costs the test functions
-    (docs/benchmarks.md, "Early width"). Its cost shows in short studies with several
-    workers (Branin, 32 trials over 4 threads: best 0.40-1.42 over 27 runs, 2.69 once under
-    load, against 0.40-0.77 with ``1.0``): pass ``1.0`` there.
+    (docs/benchmarks.md, "Early width"). The factor is 1 while trials are pending (other
+    workers' trials, a batch asked before its results): their points already spread the
+    batch, and on every ask the two compounded (Branin, 32 trials over 4 threads, median
+    regret 0.095-0.27 over 3 x 10 seeds; with the factor off while trials are pending
+    0.006-0.034 over 5 x 10, with ``1.0`` 0.005-0.015; ``benchmarks/bench_threads.py``). A
+    sequential study never has pending trials.
 delta
     Failure probability in ``(0, 1)``.
 lipschitz_a, lipschitz_b, domain_r
@@ -204,8 +207,8 @@ early_beta_factor
     trials and 60.2 -> 68.8 at 100 (GP-UCB 58.7 and 69.5, GPSampler 50.5 and 57.2 in that
     scoring); IGP-UCB's went 55.5 -> 54.5 at 40, so it stays off there. The cost is late polish
     on smooth test functions (quick suite, GP-TS: Hartmann-6's median simple regret 0.068 ->
-    0.119, Rosenbrock-4's cumulative regret 33.5k -> 44.6k) and, as for GP-UCB, exploration in
-    short studies with several workers.
+    0.119, Rosenbrock-4's cumulative regret 33.5k -> 44.6k). As for GP-UCB, the factor is 1
+    while trials are pending.
 """
 
 MULTI_OBJECTIVE = """\

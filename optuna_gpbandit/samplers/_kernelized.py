@@ -101,7 +101,7 @@ class KernelizedBanditSampler(GPBanditSampler):
         else:
             # The early factor scales the variance the acquisition sees, as GP-UCB's scales
             # beta_t: the width (a multiple of the posterior sd) by its square root.
-            early = early_factor(ctx.t, self._early_beta_factor)
+            early = early_factor(ctx.t, self._early_beta_factor, ctx.n_pending)
             width = (gp_ts_scale if thompson else igp_ucb_beta)(gamma, self._B, R, delta)
             width *= math.sqrt(early)
         return width, {"gamma": gamma, "R": R, "early_factor": early}

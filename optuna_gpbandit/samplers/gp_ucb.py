@@ -132,7 +132,7 @@ class GPUCBSampler(GPBanditSampler):
         return gamma_upper_bound(post.kernel(D, D) / scale, post.effective_noise_var / scale, ctx.t)
 
     def _acquisition(self, ctx: SelectionContext) -> tuple[UCB, dict[str, Any]]:
-        early = early_factor(ctx.t, self._early_beta_factor)
+        early = early_factor(ctx.t, self._early_beta_factor, ctx.n_pending)
         beta = self._beta_scale * early * self.beta_t(ctx)
         nu = math.sqrt(beta) + ctx.width_bonus
         return UCB(ctx.model.posterior, nu), {"beta": beta, "nu": nu, "early_factor": early}
