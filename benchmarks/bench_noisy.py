@@ -31,7 +31,7 @@ import numpy as np  # noqa: E402
 import optuna  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from benchmarks.harness.problems import get_problem  # noqa: E402
+from benchmarks.harness.problems import problem_with_minimum  # noqa: E402
 from benchmarks.harness.samplers import SAMPLERS, make_sampler  # noqa: E402
 
 
@@ -67,10 +67,11 @@ def main() -> None:
         ap.error(f"--samplers: unknown {unknown}; known: {', '.join(SAMPLERS)}")
     if args.seeds < 1 or args.trials < 1:
         ap.error(f"--seeds and --trials must be >= 1, got {args.seeds} and {args.trials}")
+    try:
+        problem = problem_with_minimum(args.problem)
+    except (KeyError, ValueError) as e:
+        ap.error(str(e).strip("'\""))
     optuna.logging.set_verbosity(optuna.logging.ERROR)
-    problem = get_problem(args.problem)
-    if problem.minimum is None:
-        raise SystemExit(f"--problem {args.problem!r} has no known minimum to score regret.")
     print(f"`{' '.join(['python benchmarks/bench_noisy.py'] + sys.argv[1:])}`: {problem.name}, "
           f"{args.seeds} seeds x {args.trials} trials; median / mean over the seeds\n")
     print("| noise sd | sampler | best trial | best point | mean over the run | s / run |")

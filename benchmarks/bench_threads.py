@@ -28,7 +28,7 @@ import numpy as np  # noqa: E402
 import optuna  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from benchmarks.harness.problems import get_problem  # noqa: E402
+from benchmarks.harness.problems import problem_with_minimum  # noqa: E402
 from benchmarks.harness.samplers import make_sampler, unknown_samplers  # noqa: E402
 
 
@@ -52,12 +52,14 @@ def main() -> None:
     bad = unknown_samplers(args.samplers)
     if bad:
         ap.error("unknown samplers: " + "; ".join(bad))
-    if any(j < 1 for j in args.jobs):
-        ap.error(f"--jobs must be positive, got {args.jobs}")
+    if any(j < 1 for j in args.jobs) or args.seeds < 1 or args.trials < 1:
+        ap.error(f"--jobs, --seeds and --trials must be >= 1, got {args.jobs}, {args.seeds} "
+                 f"and {args.trials}")
+    try:
+        problem = problem_with_minimum(args.problem)
+    except (KeyError, ValueError) as e:
+        ap.error(str(e).strip("'\""))
     optuna.logging.set_verbosity(optuna.logging.ERROR)
-    problem = get_problem(args.problem)
-    if problem.minimum is None:
-        ap.error(f"--problem {args.problem} has no known minimum; choose a test function")
     print(f"`python benchmarks/bench_threads.py {' '.join(sys.argv[1:])}`: {args.problem}, "
           f"{args.trials} trials, seeds 0-{args.seeds - 1}; regret of the best value\n")
     print("| sampler | n_jobs | min | median | max | s / run |")

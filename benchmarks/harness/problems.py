@@ -205,3 +205,13 @@ def get_problem(name: str) -> Problem:
         return PROBLEMS[name]
     except KeyError:
         raise KeyError(f"unknown problem {name!r}; known: {', '.join(PROBLEMS)}") from None
+
+
+def problem_with_minimum(name: str) -> Problem:
+    """:func:`get_problem`, for a benchmark that scores regret: a ``ValueError`` naming the
+    problem if its minimum is not known (the scikit-learn tasks)."""
+    problem = get_problem(name)
+    if problem.minimum is None:
+        raise ValueError(f"--problem {name!r} has no known minimum to score regret; choose a "
+                         "test function")
+    return problem
