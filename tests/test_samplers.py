@@ -236,19 +236,30 @@ def test_early_width_multiplies_beta_t_while_the_model_is_young():
 def test_early_width_is_off_while_trials_are_pending(sampler_cls):
     """Asked while another trial is pending (a batch, parallel workers), the early factor is 1:
     the pending points already spread the batch. The first ask of the batch, with nothing
-    pending, gets the whole factor; a pending row is counted in the record."""
+    pending, gets the whole factor; pending rows are counted in the record (n_censored)."""
     from optuna_gpbandit.acquisition.beta import early_factor
 
     study = optuna.create_study(sampler=sampler_cls(seed=0))
     study.optimize(_quad, n_trials=7)
-    batch = [study.ask() for _ in range(3)]
-    for trial in batch:
-        trial.suggest_float("x", 0.0, 1.0)
+    batch = []
+    for _ in range(3):  # each asked and given its point before the next is asked
+        batch.append(study.ask())
+        batch[-1].suggest_float("x", 0.0, 1.0)
     records = [_state(study.trials[t.number]) for t in batch]
     assert [r["n_censored"] for r in records] == [0, 1, 2]
     assert records[0]["early_factor"] == early_factor(8, 3.0) == 3.0
     assert records[1]["early_factor"] == records[2]["early_factor"] == 1.0
     assert early_factor(8, 3.0, n_pending=1) == 1.0 and early_factor(50, 3.0, n_pending=0) == 1.0
+    # A trial running elsewhere whose point is not known yet (asked, nothing suggested) counts
+    # too: it is not a design row (n_censored 0), but its result is still to come.
+    for trial in batch:
+        study.tell(trial, _quad(trial))
+    study.ask()  # running, no point yet
+    late = study.ask()
+    late.suggest_float("x", 0.0, 1.0)
+    record = _state(study.trials[late.number])
+    assert record["n_censored"] == 0 and record["early_factor"] == 1.0
+    assert _state(study.trials[batch[0].number])["early_factor"] == 3.0
 
 
 def test_igp_ucb_records_paper_beta_from_data_information_gain():

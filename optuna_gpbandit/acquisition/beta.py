@@ -76,7 +76,7 @@ EARLY_END = 40  # from here on the factor is 1; linear in between [design choice
 def early_factor(t: int, factor: float, n_pending: int = 0) -> float:
     """Factor on GP-UCB's ``beta_t`` (on the square of IGP-UCB's and GP-TS's width) in round
     ``t``: ``factor`` up to ``EARLY_UNTIL``, 1 from ``EARLY_END`` on, linear in between; 1
-    while ``n_pending`` design rows have no label yet (trials of other workers).
+    while ``n_pending`` trials of other workers have no result yet.
 
     Why (issue 30): the hyperparameters fitted on the first 5-15 results are the least
     reliable of the run, and the run's basin is chosen then. A wider bound while the model

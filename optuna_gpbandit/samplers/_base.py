@@ -286,7 +286,8 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
         ctxs = [SelectionContext(study, trial, space, obs, model, rng,
                                  _row_effects.width_bonus(obs, model.posterior, self._censoring),
                                  step.noise_factor, step.delta_factor,
-                                 feasibility=step.feasibility) for obs, model in fitted]
+                                 feasibility=step.feasibility,
+                                 n_unresolved=history.n_unresolved) for obs, model in fitted]
         # The least deterministic objective decides whether evaluated points are done.
         noisiest = max(ctxs, key=lambda c: c.model.posterior.effective_noise_var
                        / c.model.posterior.params.scale)

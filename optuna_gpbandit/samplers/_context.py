@@ -43,6 +43,8 @@ class SelectionContext:
     excluded: "np.ndarray | Exclusion | None" = None
     # Constraint models (FeasibleConstraints): the acquisition is kept to the points they admit.
     feasibility: ConstraintModels | None = None
+    # Trials running or waiting elsewhere whose point is not known yet (not in the design).
+    n_unresolved: int = 0
 
     @property
     def t(self) -> int:
@@ -51,9 +53,10 @@ class SelectionContext:
 
     @property
     def n_pending(self) -> int:
-        """Design rows without a label: pending trials of other workers (and, under censoring,
-        results the model does not use yet)."""
-        return self.obs.n - self.obs.n_observed
+        """Trials of other workers the model has no result of: design rows without a label
+        (pending points; under censoring also results not used yet) and running trials whose
+        point is not known yet."""
+        return self.obs.n - self.obs.n_observed + self.n_unresolved
 
     def best_observed(self, k: int) -> np.ndarray:
         """The ``k`` best observed points, best first (real observations only)."""
@@ -92,7 +95,7 @@ class SelectionContext:
             info_gain_inc=float(0.5 * np.log1p(var[0] / post.effective_noise_var)),
             refitted=self.model.refitted,
             n_observed=obs.n_observed_all,
-            n_censored=self.n_pending,
+            n_censored=obs.n - obs.n_observed,
             n_posterior=obs.n,
             width_bonus=self.width_bonus,
             **self.model.state(self.space),
