@@ -307,7 +307,8 @@ def test_optimize_with_four_threads(name):
     # width (3x beta_t up to t = 15, back to 1x at t = 40) on every ask gave 0.40-1.42 over 27
     # threaded runs at 1ae002d (CI 1.48, 2.69 under load): it compounded with the pending
     # points' spread. Off while trials are pending (acquisition/beta.py:early_factor), 0.40-0.65
-    # over 35 runs (with a benchmark running beside them), so GP-UCB has the common bound again.
+    # over 35 runs and, counting trials still without a point, 0.40-0.58 over 20 (with a
+    # benchmark running beside them), so GP-UCB has the common bound again.
     bound = 5.0 if name == "GPUCBCPDSampler" else 1.2
     assert study.best_value < bound
 

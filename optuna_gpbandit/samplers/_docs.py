@@ -155,9 +155,9 @@ early_beta_factor
     workers' trials, a batch asked before its results): their points already spread the
     batch, and on every ask the two compounded (Branin, 32 trials over 4 threads, median
     regret 0.095-0.27 over 3 x 10 seeds; with the factor off while trials are pending
-    0.006-0.034 over 5 x 10, with ``1.0`` 0.005-0.015; ``benchmarks/bench_threads.py``). A
-    sequential study never has pending trials; with ``pending="ignore"`` the model sees none,
-    and the factor stays.
+    0.0057-0.0094, with ``1.0`` 0.005-0.015; ``benchmarks/bench_threads.py``). A sequential
+    study never has pending trials; with ``pending="ignore"`` the model sees none, and the
+    factor stays.
 delta
     Failure probability in ``(0, 1)``.
 lipschitz_a, lipschitz_b, domain_r
