@@ -1,5 +1,6 @@
 """Behaviour of the three samplers through Optuna studies."""
 
+import logging
 import math
 import shutil
 
@@ -233,12 +234,13 @@ def test_early_width_multiplies_beta_t_while_the_model_is_young():
 
 
 @pytest.mark.parametrize("sampler_cls", [GPUCBSampler, GPTSSampler])
-def test_early_width_is_off_while_trials_are_pending(sampler_cls):
+def test_early_width_is_off_while_trials_are_pending(sampler_cls, caplog):
     """Asked while another trial is pending (a batch, parallel workers), the early factor is 1:
     the pending points already spread the batch. The first ask of the batch, with nothing
     pending, gets the whole factor; pending rows are counted in the record (n_censored)."""
     from optuna_gpbandit.acquisition.beta import early_factor
 
+    caplog.set_level(logging.INFO, logger="optuna_gpbandit")
     study = optuna.create_study(sampler=sampler_cls(seed=0))
     study.optimize(_quad, n_trials=7)
     batch = []
@@ -260,6 +262,9 @@ def test_early_width_is_off_while_trials_are_pending(sampler_cls):
     record = _state(study.trials[late.number])
     assert record["n_censored"] == 0 and record["early_factor"] == 1.0
     assert _state(study.trials[batch[0].number])["early_factor"] == 3.0
+    # Said once per study, with the count, when it first happens (trial 8: one pending).
+    said = [r.getMessage() for r in caplog.records if "early width" in r.getMessage()]
+    assert len(said) == 1 and "Trial 8:" in said[0] and "while 1 trial(s)" in said[0]
 
 
 def test_igp_ucb_records_paper_beta_from_data_information_gain():

@@ -20,6 +20,7 @@ from optuna_gpbandit.constraints.feasible import ConstraintModels, OptimisticVio
 from optuna_gpbandit._model import FittedModel
 from optuna_gpbandit._observations import Observations
 from optuna_gpbandit._space import EncodedSpace
+from optuna_gpbandit.acquisition.beta import EARLY_END, early_factor
 
 _N_WARM_STARTS = 3
 
@@ -57,6 +58,17 @@ class SelectionContext:
         (pending points; under censoring also results not used yet) and running trials whose
         point is not known yet."""
         return self.obs.n - self.obs.n_observed + self.n_unresolved
+
+    def early_factor(self, factor: float) -> float:
+        """:func:`~optuna_gpbandit.acquisition.beta.early_factor` of this round, logged once per
+        study when trials of other workers turn it off."""
+        n = self.n_pending
+        if n and factor != 1.0 and self.t < EARLY_END:
+            log_once(self.study, "early_width:pending", INFO,
+                     "Trial %d: the early width (early_beta_factor=%g) is off while %d trial(s) "
+                     "of other workers have no result: their points already spread the search. "
+                     "It applies to the asks with none pending.", self.trial.number, factor, n)
+        return early_factor(self.t, factor, n)
 
     def best_observed(self, k: int) -> np.ndarray:
         """The ``k`` best observed points, best first (real observations only)."""

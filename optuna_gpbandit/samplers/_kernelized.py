@@ -13,8 +13,7 @@ from optuna_gpbandit._arguments import check_number
 from optuna_gpbandit._model import FittedModel, fit_model
 from optuna_gpbandit._observations import Observations
 from optuna_gpbandit._space import EncodedSpace
-from optuna_gpbandit.acquisition.beta import (early_factor, gp_ts_scale, igp_ucb_beta,
-                                              resolve_gamma, sdf_beta)
+from optuna_gpbandit.acquisition.beta import gp_ts_scale, igp_ucb_beta, resolve_gamma, sdf_beta
 from optuna_gpbandit.samplers._base import GPBanditSampler, SelectionContext
 
 _DEFAULT_HORIZON = 100
@@ -101,7 +100,7 @@ class KernelizedBanditSampler(GPBanditSampler):
         else:
             # The early factor scales the variance the acquisition sees, as GP-UCB's scales
             # beta_t: the width (a multiple of the posterior sd) by its square root.
-            early = early_factor(ctx.t, self._early_beta_factor, ctx.n_pending)
+            early = ctx.early_factor(self._early_beta_factor)
             width = (gp_ts_scale if thompson else igp_ucb_beta)(gamma, self._B, R, delta)
             width *= math.sqrt(early)
         return width, {"gamma": gamma, "R": R, "early_factor": early}

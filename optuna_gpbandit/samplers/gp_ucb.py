@@ -15,8 +15,7 @@ if TYPE_CHECKING:
 
 
 from optuna_gpbandit._arguments import check_number, forward
-from optuna_gpbandit.acquisition.beta import (beta_theorem1, beta_theorem2, beta_theorem3,
-                                              early_factor)
+from optuna_gpbandit.acquisition.beta import beta_theorem1, beta_theorem2, beta_theorem3
 from optuna_gpbandit.acquisition.ucb import UCB
 from optuna_gpbandit.gp.information import gamma_upper_bound
 from optuna_gpbandit.samplers._base import GPBanditSampler, SelectionContext
@@ -132,7 +131,7 @@ class GPUCBSampler(GPBanditSampler):
         return gamma_upper_bound(post.kernel(D, D) / scale, post.effective_noise_var / scale, ctx.t)
 
     def _acquisition(self, ctx: SelectionContext) -> tuple[UCB, dict[str, Any]]:
-        early = early_factor(ctx.t, self._early_beta_factor, ctx.n_pending)
+        early = ctx.early_factor(self._early_beta_factor)
         beta = self._beta_scale * early * self.beta_t(ctx)
         nu = math.sqrt(beta) + ctx.width_bonus
         return UCB(ctx.model.posterior, nu), {"beta": beta, "nu": nu, "early_factor": early}
