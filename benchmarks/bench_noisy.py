@@ -69,8 +69,8 @@ def main() -> None:
         ap.error(f"--seeds and --trials must be >= 1, got {args.seeds} and {args.trials}")
     try:
         problem = problem_with_minimum(args.problem)
-    except (KeyError, ValueError) as e:
-        ap.error(str(e).strip("'\""))
+    except ValueError as e:
+        ap.error(str(e))
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     print(f"`{' '.join(['python benchmarks/bench_noisy.py'] + sys.argv[1:])}`: {problem.name}, "
           f"{args.seeds} seeds x {args.trials} trials; median / mean over the seeds\n")

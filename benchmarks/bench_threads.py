@@ -68,8 +68,8 @@ def main() -> None:
         ap.error(f"--sleep must be >= 0, got {args.sleep}")
     try:
         problem = problem_with_minimum(args.problem)
-    except (KeyError, ValueError) as e:
-        ap.error(str(e).strip("'\""))
+    except ValueError as e:
+        ap.error(str(e))
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     print(f"`python benchmarks/bench_threads.py {' '.join(sys.argv[1:])}`: {args.problem}, "
           f"{args.trials} trials, seeds 0-{args.seeds - 1}, {args.sleep:g} s per evaluation; "

@@ -209,8 +209,11 @@ def get_problem(name: str) -> Problem:
 
 def problem_with_minimum(name: str) -> Problem:
     """:func:`get_problem`, for a benchmark that scores regret: a ``ValueError`` naming the
-    problem if its minimum is not known (the scikit-learn tasks)."""
-    problem = get_problem(name)
+    problem if it is unknown or its minimum is not known (the scikit-learn tasks)."""
+    try:
+        problem = get_problem(name)
+    except KeyError as e:
+        raise ValueError(e.args[0]) from None
     if problem.minimum is None:
         raise ValueError(f"--problem {name!r} has no known minimum to score regret; choose a "
                          "test function")
