@@ -19,6 +19,7 @@ from optuna_gpbandit import (
     sampler_record,
 )
 from optuna_gpbandit.gp.fit import MIN_NOISE_VAR
+from optuna_gpbandit.samplers._base import startup_count
 
 PUBLIC = [GPUCBSampler, IGPUCBSampler, GPTSSampler, ConstrainedGPUCBSampler, GPUCBCPDSampler]
 GP_DROP_IN = [GPUCBSampler, IGPUCBSampler, GPTSSampler]
@@ -102,6 +103,28 @@ def test_n_startup_trials_sets_when_the_model_starts(cls, n_startup):
     modelled = [sampler_record(t) is not None for t in study.trials]
     first = max(n_startup, 1)  # trial 0 never: no search space before a trial completes
     assert modelled == [False] * first + [True] * (7 - first)
+
+
+@pytest.mark.parametrize("cls", GP_DROP_IN)
+@pytest.mark.parametrize("n_params", [2, 4, 7])
+def test_default_startup_design_grows_with_the_dimension(cls, n_params):
+    """``n_startup_trials=None`` (the default): ``max(5, d + 1)`` start-up trials."""
+    def objective(trial):
+        return sum((trial.suggest_float(f"x{i}", -1, 1) - 0.1 * i) ** 2 for i in range(n_params))
+
+    study = optuna.create_study(sampler=cls(seed=0))
+    n_trials = max(5, n_params + 1) + 2
+    study.optimize(objective, n_trials=n_trials)
+    modelled = [sampler_record(t) is not None for t in study.trials]
+    first = max(5, n_params + 1)
+    assert modelled == [False] * first + [True] * (n_trials - first)
+
+
+def test_startup_count():
+    assert [startup_count(None, d) for d in (1, 4, 5, 7, 12)] == [5, 5, 6, 8, 13]
+    assert [startup_count(n, 12) for n in (0, 3, 20)] == [0, 3, 20]  # an explicit number is kept
+    with pytest.raises(ValueError, match="n_startup_trials"):
+        GPUCBSampler(n_startup_trials=2.5)
 
 
 @pytest.mark.parametrize("cls", GP_DROP_IN)

@@ -53,7 +53,7 @@ class GPUCBSampler(GPBanditSampler):
         domain_r: float = 1.0,
         rkhs_bound: float = 1.0,
         seed: int | None = None,
-        n_startup_trials: int = 5,
+        n_startup_trials: int | None = None,
         independent_sampler: BaseSampler | None = None,
         deterministic_objective: bool = False,
         kernel: str = "matern52",
