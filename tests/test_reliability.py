@@ -206,7 +206,8 @@ def test_thousands_of_categorical_choices(name):
 
 @pytest.mark.parametrize("name", ALL)
 def test_fifty_dimensions(name):
-    study = optuna.create_study(sampler=make(name, n_candidates=256))
+    # Five start-up trials (the default's are 20 here), so the model's trials are tested.
+    study = optuna.create_study(sampler=make(name, n_candidates=256, n_startup_trials=5))
 
     def objective(trial):
         xs = np.array([trial.suggest_float(f"x{i:02d}", -1.0, 1.0) for i in range(50)])

@@ -38,6 +38,7 @@ from optuna_gpbandit._restarts import (RESTART_PATIENCE, UNEXPLORED_KEY, restart
                                        unexplored)
 from optuna_gpbandit._observations import Observations, build_observations, study_spread
 from optuna_gpbandit._space import EncodedSpace
+from optuna_gpbandit._startup import startup_count
 from optuna_gpbandit._storage import STATE, write_trial_json
 from optuna_gpbandit._threads import single_threaded_blas
 from optuna_gpbandit.changepoint import ChangeDetection
@@ -58,27 +59,6 @@ from optuna_gpbandit.samplers._multi import (check_objectives, check_single_obje
 from optuna_gpbandit.samplers._segments import SegmentsMixin
 
 _logger = get_logger(__name__)
-
-
-MIN_STARTUP_TRIALS = 5
-"""The default start-up design's floor: ``max(MIN_STARTUP_TRIALS, d + 1)`` trials [design choice]."""
-
-
-def startup_count(n_startup_trials: int | None, dim: int) -> int:
-    """Completed trials before the GP is used: ``n_startup_trials``, or with ``None`` (the
-    default) ``max(MIN_STARTUP_TRIALS, dim + 1)``, ``dim`` the number of parameters a point
-    varies in (the largest branch's in a conditional space).
-
-    Why (issue 30): a GP with one lengthscale per parameter, fitted on five points in 7-10
-    dimensions, cannot tell which parameters matter; ``d + 1`` points are the fewest that
-    span every direction (a simplex). Five start-up points left 3 of 20 decision-tree runs of
-    the real-HPO suite on the plateau of one-leaf trees for all 40 trials; with ``d + 1`` the
-    suite's score at 40 trials rose from 58.7 to 63.3 (docs/benchmarks.md, "Start-up
-    design"). Spaces of up to 4 parameters keep five.
-    """
-    if n_startup_trials is not None:
-        return n_startup_trials
-    return max(MIN_STARTUP_TRIALS, int(dim) + 1)
 
 
 @document
@@ -243,7 +223,7 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
                 return uniform, None
         elif self._restarts:
             history, start, streak = restart_stage(study, history, type(self).__name__, extra)
-        n_startup = self._startup_count(space)
+        n_startup = startup_count(self._n_startup_trials, space.prior_dim)
         startup = not history.completed or (len(history.completed) < n_startup
                                             and (start == 0 or self._restarts))
         x = startup_point(space, history, trial.number, self._seed) if startup else (
@@ -350,15 +330,11 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
             n_complete = len(study._get_trials(deepcopy=False, states=(TrialState.COMPLETE,)))
             dim = len(self.infer_relative_search_space(study, trial))
             if n_complete >= startup_count(self._n_startup_trials, dim):
-                _logger.warning(
-                    "Trial %d: parameter %r is outside the relative search space of %s; it is "
-                    "sampled by %s.",
-                    trial.number, param_name, type(self).__name__,
-                    type(self._independent_sampler).__name__,
-                )
-        return self._independent_sampler.sample_independent(
-            study, trial, param_name, param_distribution
-        )
+                _logger.warning("Trial %d: parameter %r is outside the relative search space "
+                                "of %s; it is sampled by %s.", trial.number, param_name,
+                                type(self).__name__, type(self._independent_sampler).__name__)
+        return self._independent_sampler.sample_independent(study, trial, param_name,
+                                                            param_distribution)
 
     def after_trial(
         self,
@@ -406,10 +382,6 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
             exclude=ctx.excluded,
         )
         return x
-
-    def _startup_count(self, space: EncodedSpace) -> int:
-        """Completed trials before the GP is used in ``space`` (see :func:`startup_count`)."""
-        return startup_count(self._n_startup_trials, space.prior_dim)
 
     def _startup_point(self, space: EncodedSpace, number: int) -> np.ndarray:  # (helpers)
         return space.sobol_point(number, self._seed)

@@ -18,10 +18,12 @@ seed
     fresh sampler on a stored study repeats an uninterrupted run. ``None`` draws a seed.
 n_startup_trials
     Completed trials before the GP is used (``0``: from the first completed trial on).
-    ``None`` (default): ``max(5, d + 1)`` for ``d`` parameters (in a conditional space, the
-    largest branch's), the fewest points that span every direction of the space: five
-    start-up points in 7-10 dimensions left runs on a plateau for their whole budget
-    (docs/benchmarks.md, "Start-up design"). The first trial goes to ``independent_sampler`` (the search space is unknown until a trial
+    ``None`` (the default, except for ``GPTSSampler``): ``d + 1`` for ``d`` parameters (in a
+    conditional space, the largest branch's), at least 5 and at most 20: the fewest points
+    that span every direction of the space. Five start-up points in 7-10 dimensions left
+    GP-UCB runs on a plateau for their whole budget; ``GPTSSampler``'s default is 5, where its
+    draws explored better than a longer design (docs/benchmarks.md, "Start-up design"). The
+    first trial goes to ``independent_sampler`` (the search space is unknown until a trial
     completes); the next ones take points of a scrambled Sobol sequence indexed by trial
     number, so parallel workers get distinct, space-filling points.
 independent_sampler

@@ -100,7 +100,7 @@ class GPTSSampler(KernelizedBanditSampler):
         gamma: str | float | Callable[[int, int], float] = "data",
         early_beta_factor: float = 3.0,
         seed: int | None = None,
-        n_startup_trials: int | None = None,
+        n_startup_trials: int | None = 5,
         independent_sampler: BaseSampler | None = None,
         deterministic_objective: bool = False,
         kernel: str = "matern52",
