@@ -171,6 +171,25 @@ def test_warn_independent_sampling(cls, warn, caplog):
     assert warned == warn
 
 
+def test_warn_independent_sampling_waits_for_the_default_startup(caplog):
+    """Seven parameters: eight start-up trials, so a new parameter at trial 6 is no warning,
+    at trial 9 it is."""
+    def objective(trial, late_from):
+        xs = [trial.suggest_float(f"x{i}", 0.0, 1.0) for i in range(7)]
+        if trial.number >= late_from:
+            trial.suggest_float("late", 0.0, 1.0)  # not in the relative search space
+        return sum(xs)
+
+    for late_from, warned in ((6, False), (9, True)):
+        caplog.clear()
+        study = optuna.create_study(sampler=GPUCBSampler(seed=0))
+        with caplog.at_level(logging.WARNING):
+            study.optimize(lambda t: objective(t, late_from), n_trials=late_from + 1)
+        msgs = [r.getMessage() for r in caplog.records
+                if "outside the relative search space" in r.getMessage()]
+        assert bool(msgs) == warned, (late_from, msgs)
+
+
 def test_constrained_sampler_without_constraint_data_warns_once(caplog):
     study = optuna.create_study(sampler=ConstrainedGPUCBSampler(seed=0))
     with caplog.at_level(logging.WARNING, logger="optuna_gpbandit"):

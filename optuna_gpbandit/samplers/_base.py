@@ -328,7 +328,8 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
         self._check_objectives(study)
         if self._warn_independent_sampling and trial.number > 0:
             n_complete = len(study._get_trials(deepcopy=False, states=(TrialState.COMPLETE,)))
-            dim = len(self.infer_relative_search_space(study, trial))
+            known = self.infer_relative_search_space(study, trial)
+            dim = study_encoded_space(study, known).prior_dim if known else 0
             if n_complete >= startup_count(self._n_startup_trials, dim):
                 _logger.warning("Trial %d: parameter %r is outside the relative search space "
                                 "of %s; it is sampled by %s.", trial.number, param_name,
