@@ -328,3 +328,29 @@ def test_many_branches_get_no_startup_points():
     few = trials[:MAX_STARTUP_BRANCHES]
     space = encoded_space(union_search_space(few), few)
     assert branch_startup_point(space, History(few[0], few, [], 0, few), 30, 0) is not None
+
+
+def test_the_default_startup_follows_the_largest_branch_not_the_union():
+    """Branch "wide" has 6 floats, "narrow" 1, both a shared lr: the union has 9 columns, a
+    point varies in at most 8 (the selector, lr and 6 floats), so the default start-up is 9
+    trials (the union's would be 10). No model trial before it, and the next one is a model
+    trial (each branch has had 3 or more of the quasi-random points by then, which depend on
+    the seed only)."""
+    from optuna_gpbandit import sampler_record
+    from optuna_gpbandit._conditional import study_encoded_space, study_search_space
+    from optuna_gpbandit._startup import startup_count
+
+    def objective(trial):
+        lr = trial.suggest_float("lr", 1e-3, 1.0, log=True)
+        if trial.suggest_categorical("kind", ["wide", "narrow"]) == "wide":
+            return sum((trial.suggest_float(f"w{i}", 0, 1) - 0.3) ** 2 for i in range(6)) + lr
+        return (trial.suggest_float("n0", 0, 1) - 0.5) ** 2 + lr
+
+    study = optuna.create_study(sampler=GPUCBSampler(seed=0))
+    study.optimize(objective, n_trials=16)
+    space = study_encoded_space(study, study_search_space(study))
+    assert space.d == 9 and space.prior_dim == 8
+    n_startup = startup_count(None, space.prior_dim)
+    assert n_startup == 9
+    modelled = [sampler_record(t) is not None for t in study.trials]
+    assert not any(modelled[:n_startup]) and modelled[n_startup]
