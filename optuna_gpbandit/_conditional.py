@@ -298,6 +298,14 @@ def study_encoded_space(study: Any,
     return encoded_space(search_space, completed_trials(study))
 
 
+def study_prior_dim(study: Any) -> int:
+    """``prior_dim`` of the study's relative search space (0 before a trial completes): the
+    dimension the default start-up design counts, read from the COMPLETE trials once."""
+    trials = completed_trials(study)
+    search_space = union_search_space(trials)
+    return encoded_space(search_space, trials).prior_dim if search_space else 0
+
+
 BRANCH_STARTUP = 3
 """Trials a branch gets from a space-filling design before the model judges it [design
 choice]: fitted on one or two points of a branch (often poor ones: random points of a branch
