@@ -282,36 +282,63 @@ def test_bad_constraint_values_raise_when_asked():
 
 
 # ------------------------------------------------------------------------ threads
+def _branin(x: float, y: float) -> float:
+    a, b, c = 1.0, 5.1 / (4 * math.pi**2), 5 / math.pi
+    return a * (y - b * x**2 + c * x - 6) ** 2 + 10 * (1 - 1 / (8 * math.pi)) * math.cos(x) + 10
+
+
+def _suggest_branin(trial, name: str) -> float:
+    x = trial.suggest_float("x", -5.0, 10.0)
+    y = trial.suggest_float("y", 0.0, 15.0)
+    if name == "ConstrainedGPUCBSampler":
+        trial.set_constraint("g", x - 8.0)
+    return _branin(x, y)
+
+
 @pytest.mark.parametrize("name", ALL)
 def test_optimize_with_four_threads(name):
+    """Real threads: nothing lost, nothing invalid, no point shared by two running trials.
+
+    Which trials are pending at each ask depends on the threads' interleaving, so on the machine
+    and its load: the quality under four workers is asserted on a fixed schedule in the next test.
+    Here only a bound that a working sampler cannot miss (random search's best of 32 on Branin is
+    above 5.14 in 5 % of runs; a sampler stuck at one point or a corner is far above it). The
+    common bound of 1.2 that stood here failed once in CI under load (GP-UCB 1.57)."""
     study = optuna.create_study(sampler=make(name, n_startup_trials=4))
-
-    def objective(trial):
-        x = trial.suggest_float("x", -5.0, 10.0)
-        y = trial.suggest_float("y", 0.0, 15.0)
-        if name == "ConstrainedGPUCBSampler":
-            trial.set_constraint("g", x - 8.0)
-        a, b, c = 1.0, 5.1 / (4 * math.pi**2), 5 / math.pi
-        return a * (y - b * x**2 + c * x - 6) ** 2 + 10 * (1 - 1 / (8 * math.pi)) * math.cos(x) + 10
-
-    study.optimize(objective, n_trials=32, n_jobs=4)
+    study.optimize(lambda trial: _suggest_branin(trial, name), n_trials=32, n_jobs=4)
     assert len(study.trials) == 32
     assert all(t.state == TrialState.COMPLETE for t in study.trials)
     assert_valid_params(study)
     assert_finite_records(study)
     # No two trials pending at the same time share a point (sequential repeats may happen).
     assert not distributed.shared_points(study.trials), distributed.check_trials(study.trials)
-    # Branin's minimum is 0.398; random search's best of 32 is 0.48 / 1.51 / 5.14 (5th / 50th /
-    # 95th percentile of 20000 simulated runs). Over 8-15 threaded runs each, our samplers ended
-    # at 0.40-0.78, GP-UCB-CPD at 0.41-2.47 (it gives ~10 of the 32 trials to uniform
-    # exploration by design; one run of 3.29 was seen), so its bound is loose. GP-UCB's early
-    # width (3x beta_t up to t = 15, back to 1x at t = 40) on every ask gave 0.40-1.42 over 27
-    # threaded runs at 1ae002d (CI 1.48, 2.69 under load): it compounded with the pending
-    # points' spread. Off while trials are pending (acquisition/beta.py:early_factor), 0.40-0.65
-    # over 35 runs and, counting trials still without a point, 0.40-0.58 over 20 (with a
-    # benchmark running beside them), so GP-UCB has the common bound again.
-    bound = 5.0 if name == "GPUCBCPDSampler" else 1.2
-    assert study.best_value < bound
+    assert study.best_value < 5.0
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_four_workers_on_a_fixed_schedule_find_branins_minimum(name):
+    """Four workers, simulated in a fixed order: four trials in flight, the oldest told first.
+    Every ask after the first four sees three running trials with points (the pending stage).
+
+    Branin's minimum is 0.398; random search's best of 32 is 0.48 / 1.51 / 5.14 (5th / 50th / 95th
+    percentile of 20000 simulated runs). On this schedule seeds 0-19 of each sampler ended at
+    0.40-0.58 (the constrained sampler 0.40-1.02; seed 0: 0.40 for all five), so rounding that
+    moves a trajectory elsewhere still leaves the bound's margin."""
+    study = optuna.create_study(sampler=make(name, n_startup_trials=4))
+    in_flight: list[tuple[optuna.trial.Trial, float]] = []
+    for _ in range(32):
+        trial = study.ask()
+        in_flight.append((trial, _suggest_branin(trial, name)))
+        if len(in_flight) == 4:
+            study.tell(*in_flight.pop(0))
+    for trial, value in in_flight:
+        study.tell(trial, value)
+    assert len(study.trials) == 32
+    assert all(t.state == TrialState.COMPLETE for t in study.trials)
+    assert_valid_params(study)
+    assert_finite_records(study)
+    assert not distributed.shared_points(study.trials), distributed.check_trials(study.trials)
+    assert study.best_value < 1.2
 
 
 # ------------------------------------------------------------------------ resume in a process
