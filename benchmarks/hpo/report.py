@@ -31,7 +31,7 @@ import numpy as np
 
 from benchmarks.harness.runner import CONFIG_FILE, ERRORS_FILE, RUNS_FILE, read_jsonl
 
-from .tasks import SAMPLER_ORDER, TASKS
+from .tasks import ALL_TASKS, SAMPLER_ORDER
 
 BUDGETS = (40, 100)  # scored budgets (shorter runs only: their length)
 ANYTIME_FROM = 5
@@ -67,7 +67,7 @@ def collect(dirs: list[str]) -> tuple[list[dict], list[dict], int]:
         n_err += len(read_jsonl(os.path.join(d, ERRORS_FILE)))
         for r in read_jsonl(os.path.join(d, RUNS_FILE)):
             key = (r["problem"], r["sampler"], r["seed"])
-            if r["problem"] in TASKS and len(r["values"]) >= len(best.get(key, {}).get("values",
+            if r["problem"] in ALL_TASKS and len(r["values"]) >= len(best.get(key, {}).get("values",
                                                                                          [])):
                 best[key] = r
     return parts, list(best.values()), n_err
@@ -225,7 +225,7 @@ def render(dirs: list[str], default: str = "GP-UCB", out_file: str | None = None
     by_task: dict[str, list[dict]] = {}
     for r in runs:
         by_task.setdefault(r["problem"], []).append(r)
-    by_task = {t: by_task[t] for t in TASKS if t in by_task}
+    by_task = {t: by_task[t] for t in ALL_TASKS if t in by_task}
     longest = max(len(r["values"]) for r in runs)
     budgets = [T for T in BUDGETS if T <= longest] or [longest]
     info = {t: task_cells(rs, budgets, floor) for t, rs in by_task.items()}
@@ -265,7 +265,7 @@ def render(dirs: list[str], default: str = "GP-UCB", out_file: str | None = None
         sug = [np.mean([np.mean(r["suggest_seconds"]) for r in rs if r["sampler"] == s] or
                        [np.nan]) for s in samplers]
         lines.append(
-            f"| {t} | {TASKS[t].kinds()} | {f_star:.4g} | "
+            f"| {t} | {ALL_TASKS[t].kinds()} | {f_star:.4g} | "
             + " | ".join(f"{rand_at[T]:.4g}" if T in rand_at else "n/a" for T in budgets)
             + f" | {np.mean([np.mean(r['objective_seconds']) for r in rs]):.3f} | "
             + " | ".join("n/a" if np.isnan(x) else f"{x:.3f}" for x in sug) + " |")

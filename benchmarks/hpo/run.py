@@ -19,7 +19,7 @@ from benchmarks.harness import runner
 from benchmarks.harness.cli import _check_samplers, _versions
 from benchmarks.harness.samplers import SAMPLERS
 
-from .tasks import DEFAULT_SAMPLERS, TASKS, folds, time_evaluations
+from .tasks import ALL_TASKS, DEFAULT_SAMPLERS, HELD_OUT, TASKS, folds, time_evaluations
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_OUT = os.path.join(os.path.dirname(HERE), "reports", "hpo")
@@ -37,7 +37,7 @@ def _worker_init(threads: int, tasks: list) -> None:
                 "multiclass"):
         importlib.import_module(f"sklearn.{mod}")
     for name in {t.problem for t in tasks}:
-        folds(TASKS[name].dataset, TASKS[name].k)
+        folds(ALL_TASKS[name].dataset, ALL_TASKS[name].k)
 
 
 def package_info() -> dict:
@@ -45,8 +45,10 @@ def package_info() -> dict:
     return runner.package_checkout("--short=12")
 
 
-def _pick(names: list[str] | None, known: list[str], what: str) -> list[str]:
-    names = names or known
+def _pick(names: list[str] | None, default: list[str], what: str,
+          known: list[str] | None = None) -> list[str]:
+    names = names or default
+    known = default if known is None else known
     bad = [n for n in names if n not in known]
     if bad:
         raise SystemExit(f"unknown {what}: {', '.join(bad)}; known: {', '.join(known)}")
@@ -54,7 +56,8 @@ def _pick(names: list[str] | None, known: list[str], what: str) -> list[str]:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    tasks = _pick(args.tasks, list(TASKS), "task(s)")
+    tasks = _pick(args.tasks, list(HELD_OUT if args.held_out else TASKS), "task(s)",
+                  list(ALL_TASKS))
     samplers = _check_samplers(args.samplers) if args.samplers else list(DEFAULT_SAMPLERS)
     seeds = args.seed_list if args.seed_list else list(
         range(args.first_seed, args.first_seed + args.seeds))
@@ -111,7 +114,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_time(args: argparse.Namespace) -> int:
     runner.quiet()
-    names = _pick(args.tasks, list(TASKS), "task(s)")
+    names = _pick(args.tasks, list(HELD_OUT if args.held_out else TASKS), "task(s)",
+                  list(ALL_TASKS))
     print(f"CPU seconds per evaluation, {args.n} random-search points per task (seed 0), "
           f"{os.environ.get('OMP_NUM_THREADS', '?')} BLAS thread(s), load "
           f"{os.getloadavg()[0]:.2f}\n")
@@ -121,7 +125,7 @@ def cmd_time(args: argparse.Namespace) -> int:
     for name in names:
         r = time_evaluations([name], n=args.n)[name]
         total += r["mean"]
-        print(f"| {name} | {TASKS[name].kinds()} | {r['mean']:.3f} | {r['max']:.3f} | "
+        print(f"| {name} | {ALL_TASKS[name].kinds()} | {r['mean']:.3f} | {r['max']:.3f} | "
               f"{r['loss_min']:.4g} | {r['loss_median']:.4g} | {r['capped']} |", flush=True)
     print(f"\nmean over the {len(names)} tasks: {total / len(names):.3f} s per evaluation")
     return 0
@@ -130,8 +134,9 @@ def cmd_time(args: argparse.Namespace) -> int:
 def cmd_list(args: argparse.Namespace) -> int:
     from benchmarks.harness.problems import PROBLEMS
 
-    for name in TASKS:
-        print(f"{name:28s} {PROBLEMS[name].description}")
+    for name in ALL_TASKS:
+        held = " (held out)" if name in HELD_OUT else ""
+        print(f"{name:28s} {PROBLEMS[name].description}{held}")
     print("samplers (default): " + ", ".join(DEFAULT_SAMPLERS))
     print("also: " + ", ".join(s for s in SAMPLERS if s not in DEFAULT_SAMPLERS))
     return 0
@@ -143,6 +148,8 @@ def main(argv: list[str] | None = None) -> int:
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run", help="run tasks x samplers x seeds (one JSON line per run)")
     r.add_argument("--tasks", nargs="+", metavar="TASK")
+    r.add_argument("--held-out", action="store_true",
+                   help="the held-out tasks (no default was chosen on them) instead of the suite")
     r.add_argument("--samplers", nargs="+", metavar="NAME")
     seeds = r.add_mutually_exclusive_group()
     seeds.add_argument("--seeds", type=int, default=FULL["seeds"],
@@ -173,6 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(func=cmd_report)
     t = sub.add_parser("time", help="CPU seconds per evaluation of each task")
     t.add_argument("--tasks", nargs="+", metavar="TASK")
+    t.add_argument("--held-out", action="store_true", help="time the held-out tasks")
     t.add_argument("--n", type=int, default=20)
     t.set_defaults(func=cmd_time)
     sub.add_parser("list", help="tasks and samplers").set_defaults(func=cmd_list)
