@@ -1,0 +1,59 @@
+"""The real-HPO suite (``python -m benchmarks.hpo``): its tasks and held-out tasks evaluate, the
+task lists stay apart, and the normalised score is Bayesmark's formula."""
+
+from __future__ import annotations
+
+import math
+import pathlib
+import sys
+
+import optuna
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks.harness.problems import PROBLEMS  # noqa: E402
+from benchmarks.hpo.report import task_cells  # noqa: E402
+from benchmarks.hpo.run import _pick  # noqa: E402
+from benchmarks.hpo.tasks import ALL_TASKS, HELD_OUT, LOSS_CAP, TASKS  # noqa: E402
+
+
+def test_held_out_tasks_are_new_pairs_and_registered():
+    assert not set(HELD_OUT) & set(TASKS)
+    pairs = {(t.model, t.dataset, t.metric) for t in TASKS.values()}
+    assert all((t.model, t.dataset, t.metric) not in pairs for t in HELD_OUT.values())
+    assert all(PROBLEMS[name].extra.get("hpo") for name in ALL_TASKS)
+
+
+@pytest.mark.parametrize("name", list(HELD_OUT))
+def test_a_held_out_task_gives_a_finite_loss_below_its_cap(name):
+    task = ALL_TASKS[name]
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    study.optimize(lambda trial: task.evaluate(task.suggest(trial)), n_trials=2)
+    for t in study.trials:
+        assert math.isfinite(t.value) and 0.0 <= t.value < LOSS_CAP[task.metric], (name, t.params)
+
+
+def test_held_out_tasks_are_run_only_when_asked():
+    assert _pick(None, list(TASKS), "task(s)", list(ALL_TASKS)) == list(TASKS)
+    some = list(HELD_OUT)[:2]
+    assert _pick(some, list(TASKS), "task(s)", list(ALL_TASKS)) == some
+    with pytest.raises(SystemExit, match="unknown task"):
+        _pick(["no-such-task"], list(TASKS), "task(s)", list(ALL_TASKS))
+
+
+def _run(sampler: str, seed: int, values: list[float]) -> dict:
+    return {"problem": "t", "sampler": sampler, "seed": seed, "values": values}
+
+
+def test_score_is_100_at_the_best_value_and_0_at_random_search():
+    # Random's mean best-so-far after 2 trials: (3 + 5) / 2 = 4; f* = 1 (run "A").
+    runs = [_run("Random", 0, [3.0, 4.0]), _run("Random", 1, [5.0, 5.0]),
+            _run("A", 0, [2.0, 1.0]), _run("B", 0, [4.0, 4.0]), _run("C", 0, [9.0, 9.0])]
+    f_star, rand_at, cells = task_cells(runs, [2], floor=-100.0)
+    assert f_star == 1.0 and rand_at[2] == 4.0
+    assert cells[("A", 2)].score == pytest.approx(100.0)
+    assert cells[("B", 2)].score == pytest.approx(0.0)
+    assert cells[("C", 2)].score == pytest.approx(-100.0)  # (4 - 9) / 3 = -167, floored
