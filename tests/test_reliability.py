@@ -295,6 +295,16 @@ def _suggest_branin(trial, name: str) -> float:
     return _branin(x, y)
 
 
+def _assert_a_whole_valid_study(study: optuna.Study, n_trials: int) -> None:
+    """Every trial COMPLETE with valid parameters and finite records, and no two trials pending
+    at the same time at one point (sequential repeats may happen)."""
+    assert len(study.trials) == n_trials
+    assert all(t.state == TrialState.COMPLETE for t in study.trials)
+    assert_valid_params(study)
+    assert_finite_records(study)
+    assert not distributed.shared_points(study.trials), distributed.check_trials(study.trials)
+
+
 @pytest.mark.parametrize("name", ALL)
 def test_optimize_with_four_threads(name):
     """Real threads: nothing lost, nothing invalid, no point shared by two running trials.
@@ -306,12 +316,7 @@ def test_optimize_with_four_threads(name):
     common bound of 1.2 that stood here failed once in CI under load (GP-UCB 1.57)."""
     study = optuna.create_study(sampler=make(name, n_startup_trials=4))
     study.optimize(lambda trial: _suggest_branin(trial, name), n_trials=32, n_jobs=4)
-    assert len(study.trials) == 32
-    assert all(t.state == TrialState.COMPLETE for t in study.trials)
-    assert_valid_params(study)
-    assert_finite_records(study)
-    # No two trials pending at the same time share a point (sequential repeats may happen).
-    assert not distributed.shared_points(study.trials), distributed.check_trials(study.trials)
+    _assert_a_whole_valid_study(study, 32)
     assert study.best_value < 5.0
 
 
@@ -333,11 +338,7 @@ def test_four_workers_on_a_fixed_schedule_find_branins_minimum(name):
             study.tell(*in_flight.pop(0))
     for trial, value in in_flight:
         study.tell(trial, value)
-    assert len(study.trials) == 32
-    assert all(t.state == TrialState.COMPLETE for t in study.trials)
-    assert_valid_params(study)
-    assert_finite_records(study)
-    assert not distributed.shared_points(study.trials), distributed.check_trials(study.trials)
+    _assert_a_whole_valid_study(study, 32)
     assert study.best_value < 1.2
 
 
