@@ -67,8 +67,8 @@ def collect(dirs: list[str]) -> tuple[list[dict], list[dict], int]:
         n_err += len(read_jsonl(os.path.join(d, ERRORS_FILE)))
         for r in read_jsonl(os.path.join(d, RUNS_FILE)):
             key = (r["problem"], r["sampler"], r["seed"])
-            if r["problem"] in ALL_TASKS and len(r["values"]) >= len(best.get(key, {}).get("values",
-                                                                                         [])):
+            longest = len(best.get(key, {}).get("values", []))
+            if r["problem"] in ALL_TASKS and len(r["values"]) >= longest:
                 best[key] = r
     return parts, list(best.values()), n_err
 

@@ -23,6 +23,9 @@ from .tasks import ALL_TASKS, DEFAULT_SAMPLERS, HELD_OUT, TASKS, folds, time_eva
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_OUT = os.path.join(os.path.dirname(HERE), "reports", "hpo")
+# Not under DEFAULT_OUT: a report reads its directories' subdirectories too, and the suite's
+# means must not take in the held-out tasks.
+HELD_OUT_OUT = os.path.join(os.path.dirname(HERE), "reports", "hpo-held-out")
 FULL = {"seeds": 10, "trials": 100}
 
 _harness_init = runner._worker_init
@@ -61,7 +64,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     samplers = _check_samplers(args.samplers) if args.samplers else list(DEFAULT_SAMPLERS)
     seeds = args.seed_list if args.seed_list else list(
         range(args.first_seed, args.first_seed + args.seeds))
-    out = args.out
+    out = args.out or (HELD_OUT_OUT if args.held_out else DEFAULT_OUT)
     n_done = len(runner.finished_keys(out)) if os.path.isdir(out) else 0
     if n_done and not args.resume:
         raise SystemExit(f"{out} already holds {n_done} finished runs: pass --resume to add to "
@@ -162,8 +165,8 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
     r.add_argument("--threads", type=int, default=1,
                    help="BLAS / OpenMP / torch threads per run (default 1)")
-    r.add_argument("--out", default=DEFAULT_OUT, help="result directory (default "
-                   "benchmarks/reports/hpo)")
+    r.add_argument("--out", default=None, help="result directory (default "
+                   "benchmarks/reports/hpo, with --held-out benchmarks/reports/hpo-held-out)")
     r.add_argument("--resume", action="store_true",
                    help="add to --out, skipping the runs it already holds")
     r.add_argument("--no-report", action="store_true")
