@@ -298,10 +298,9 @@ def study_encoded_space(study: Any,
     return encoded_space(search_space, completed_trials(study))
 
 
-def study_prior_dim(study: Any) -> int:
-    """``prior_dim`` of the study's relative search space (0 before a trial completes): the
-    dimension the default start-up design counts, read from the COMPLETE trials once."""
-    trials = completed_trials(study)
+def trials_prior_dim(trials: Sequence[FrozenTrial]) -> int:
+    """``prior_dim`` of the relative search space of the COMPLETE ``trials`` (0 when there are
+    none): the dimension the default start-up design counts."""
     search_space = union_search_space(trials)
     return encoded_space(search_space, trials).prior_dim if search_space else 0
 

@@ -26,9 +26,9 @@ from optuna.study import Study
 from optuna.trial import FrozenTrial, TrialState
 
 from optuna_gpbandit import _failures, _pending, _randomness, _row_effects
-from optuna_gpbandit._conditional import (branch_startup_point, startup_point,
-                                          study_encoded_space, study_prior_dim,
-                                          study_search_space)
+from optuna_gpbandit._conditional import (branch_startup_point, completed_trials, startup_point,
+                                          study_encoded_space, study_search_space,
+                                          trials_prior_dim)
 from optuna_gpbandit._arguments import check_bool, check_int, check_number, check_seed
 from optuna_gpbandit._failures import FailedRow
 from optuna_gpbandit._pending import Censoring, Design, resolve_pending
@@ -328,9 +328,9 @@ class GPBanditSampler(SegmentsMixin, BaseSampler, abc.ABC):
     ) -> Any:
         self._check_objectives(study)
         if self._warn_independent_sampling and trial.number > 0:
-            n_complete = len(study._get_trials(deepcopy=False, states=(TrialState.COMPLETE,)))
-            dim = 0 if self._n_startup_trials is not None else study_prior_dim(study)
-            if n_complete >= startup_count(self._n_startup_trials, dim):
+            done = completed_trials(study)  # read once: the count and the dimension
+            dim = 0 if self._n_startup_trials is not None else trials_prior_dim(done)
+            if len(done) >= startup_count(self._n_startup_trials, dim):
                 _logger.warning("Trial %d: parameter %r is outside the relative search space "
                                 "of %s; it is sampled by %s.", trial.number, param_name,
                                 type(self).__name__, type(self._independent_sampler).__name__)
