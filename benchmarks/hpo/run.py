@@ -58,9 +58,15 @@ def _pick(names: list[str] | None, default: list[str], what: str,
     return names
 
 
+def _task_names(args: argparse.Namespace) -> list[str]:
+    """``--tasks``, any of the suite's or the held-out ones; by default the suite's, or the
+    held-out ones with ``--held-out``."""
+    return _pick(args.tasks, list(HELD_OUT if args.held_out else TASKS), "task(s)",
+                 list(ALL_TASKS))
+
+
 def cmd_run(args: argparse.Namespace) -> int:
-    tasks = _pick(args.tasks, list(HELD_OUT if args.held_out else TASKS), "task(s)",
-                  list(ALL_TASKS))
+    tasks = _task_names(args)
     samplers = _check_samplers(args.samplers) if args.samplers else list(DEFAULT_SAMPLERS)
     seeds = args.seed_list if args.seed_list else list(
         range(args.first_seed, args.first_seed + args.seeds))
@@ -117,8 +123,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_time(args: argparse.Namespace) -> int:
     runner.quiet()
-    names = _pick(args.tasks, list(HELD_OUT if args.held_out else TASKS), "task(s)",
-                  list(ALL_TASKS))
+    names = _task_names(args)
     print(f"CPU seconds per evaluation, {args.n} random-search points per task (seed 0), "
           f"{os.environ.get('OMP_NUM_THREADS', '?')} BLAS thread(s), load "
           f"{os.getloadavg()[0]:.2f}\n")
