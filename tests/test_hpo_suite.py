@@ -15,7 +15,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from benchmarks.harness.problems import PROBLEMS  # noqa: E402
-from benchmarks.hpo.report import task_cells  # noqa: E402
+from benchmarks.hpo.report import paired, task_cells  # noqa: E402
 from benchmarks.hpo.run import _pick  # noqa: E402
 from benchmarks.hpo.tasks import ALL_TASKS, HELD_OUT, LOSS_CAP, TASKS  # noqa: E402
 
@@ -57,3 +57,28 @@ def test_score_is_100_at_the_best_value_and_0_at_random_search():
     assert cells[("A", 2)].score == pytest.approx(100.0)
     assert cells[("B", 2)].score == pytest.approx(0.0)
     assert cells[("C", 2)].score == pytest.approx(-100.0)  # (4 - 9) / 3 = -167, floored
+
+
+def test_paired_difference_cancels_what_a_seed_shares():
+    # 5 trials at one value each. Random: best 4 and 6 (mean 5); f* = 0 (sampler "B", seed 1),
+    # so score = 100 (5 - best) / 5. A's seeds score 60 and 20, B's 80 and 100 (the seeds'
+    # difficulty differs; B's per-seed gains are 20 and 80).
+    def run(sampler, seed, v):
+        return _run(sampler, seed, [v] * 5)
+
+    runs = [run("Random", 0, 4.0), run("Random", 1, 6.0), run("A", 0, 2.0), run("A", 1, 4.0),
+            run("B", 0, 1.0), run("B", 1, 0.0)]
+    cells = {"t": task_cells(runs, [5], floor=-100.0)[2]}
+    assert cells["t"][("A", 5)].by_seed == {0: (60.0, 60.0), 1: (20.0, 20.0)}
+    d, se, n_tasks, n_pairs = paired(cells, "A", "B", 5)
+    assert (d, n_tasks, n_pairs) == (pytest.approx(50.0), 1, 2)
+    assert se == pytest.approx(30.0)  # sd of (20, 80) / sqrt(2)
+    assert paired(cells, "A", "B", 5, "anytime")[0] == pytest.approx(50.0)
+    # Two tasks: the mean of the per-task means, the errors added in quadrature, halved.
+    cells["u"] = cells["t"]
+    d2, se2, n2, _ = paired(cells, "A", "B", 5)
+    assert (d2, n2) == (pytest.approx(50.0), 2) and se2 == pytest.approx(30.0 / math.sqrt(2))
+    # Seeds only one sampler ran are left out; no common task: NaN.
+    cells["t"][("B", 5)].by_seed[7] = (0.0, 0.0)
+    assert paired(cells, "A", "B", 5)[3] == 4
+    assert math.isnan(paired(cells, "A", "C", 5)[0])
