@@ -15,7 +15,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from benchmarks.harness.problems import PROBLEMS  # noqa: E402
-from benchmarks.hpo.report import paired, task_cells  # noqa: E402
+from benchmarks.hpo.report import _variants, paired, task_cells  # noqa: E402
 from benchmarks.hpo.run import _pick  # noqa: E402
 from benchmarks.hpo.tasks import ALL_TASKS, HELD_OUT, LOSS_CAP, TASKS  # noqa: E402
 
@@ -82,3 +82,16 @@ def test_paired_difference_cancels_what_a_seed_shares():
     cells["t"][("B", 5)].by_seed[7] = (0.0, 0.0)
     assert paired(cells, "A", "B", 5)[3] == 4
     assert math.isnan(paired(cells, "A", "C", 5)[0])
+
+
+def test_a_variant_is_reported_against_its_base_sampler_only():
+    runs = [_run("Random", 0, [4.0] * 5), _run("Random", 1, [6.0] * 5),
+            _run("A", 0, [2.0] * 5), _run("A", 1, [4.0] * 5),
+            _run('A{"x": 1}', 0, [1.0] * 5), _run('A{"x": 1}', 1, [0.0] * 5),
+            _run('B{"x": 1}', 0, [1.0] * 5)]
+    cells = {"t": task_cells(runs, [5], floor=-100.0)[2]}
+    rows = [r for r in _variants(cells, ["Random", "A", 'A{"x": 1}', 'B{"x": 1}'], [5])
+            if r.startswith("| A")]
+    assert rows == ['| A{"x": 1} | 5 | +50.0 ± 30.0 | +50.0 ± 30.0 | 1 | 2 |']
+    assert _variants(cells, ["Random", "A"], [5]) == []  # no variant, no table
+

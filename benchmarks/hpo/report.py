@@ -224,6 +224,25 @@ def _targets(cells: dict[str, dict], samplers: list[str], default: str,
     return lines + [""]
 
 
+def _variants(cells: dict[str, dict], samplers: list[str], budgets: list[int]) -> list[str]:
+    """Each variant (``Name{json}``) against its base sampler ``Name``, paired by seed."""
+    pairs = [(s.split("{", 1)[0], s) for s in samplers
+             if "{" in s and s.split("{", 1)[0] in samplers]
+    if not pairs:
+        return []
+    lines = ["## Variants against their base sampler (paired by seed)", "",
+             "| variant | T | score difference | anytime difference | tasks | seed pairs |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for base, var in pairs:
+        for T in budgets:
+            d, se, n_tasks, n_pairs = paired(cells, base, var, T)
+            if n_tasks:
+                a, ase = paired(cells, base, var, T, "anytime")[:2]
+                lines.append(f"| {var} | {T} | {_diff(d, se)} | {_diff(a, ase)} | {n_tasks} | "
+                             f"{n_pairs} |")
+    return lines + [""]
+
+
 def _per_task(cells: dict[str, dict], samplers: list[str], T: int, attr: str) -> list[str]:
     lines = ["| task | " + " | ".join(samplers) + " |", "|---" + "|---:" * len(samplers) + "|"]
     for t, c in cells.items():
@@ -287,6 +306,7 @@ def render(dirs: list[str], default: str = "GP-UCB", out_file: str | None = None
                          f"{sug:.4f} |")
         lines.append("")
     lines += _targets(cells, samplers, default, budgets)
+    lines += _variants(cells, samplers, budgets)
     for T in budgets:
         for attr, what in (("score", "Score"), ("anytime", "Anytime score")):
             if any((s, T) in c for c in cells.values() for s in samplers):
