@@ -219,8 +219,8 @@ def _targets(cells: dict[str, dict], samplers: list[str], default: str,
         if m:
             d = m["GP-TS"][0] - m["GP-UCB"][0]
             se = paired(cells, "GP-UCB", "GP-TS", T)[1]
-            lines.append(f"| score GP-TS >= GP-UCB - 3 | {T} | {_diff(d, se)} ({len(common)} tasks) | "
-                         f"{'yes' if d >= -3 else '**no**'} |")
+            lines.append(f"| score GP-TS >= GP-UCB - 3 | {T} | {_diff(d, se)} "
+                         f"({len(common)} tasks) | {'yes' if d >= -3 else '**no**'} |")
     return lines + [""]
 
 
