@@ -243,7 +243,10 @@ def exhausted_points(X: np.ndarray, y: np.ndarray, deterministic: bool,
     the points evaluated at least twice with identical values (the objective is deterministic
     there, whatever the fitted noise says); other repeats are the bandit's own choice (a noisy
     optimum merits many looks, and each look shrinks its confidence width). Points count as the
-    same when they fall in one cell of a ``tol`` grid (encoded units).
+    same when they fall in one cell of a ``tol`` grid (encoded units). A configuration asked
+    again with its very value is done even where another configuration in its cell gave
+    another value (a rugged objective, not a noisy one: on the real-HPO suite such a point was
+    asked 8 times in 40 trials), unless some configuration in the cell gave two values.
     """
     if X.shape[0] == 0:
         return X[:0]
@@ -252,13 +255,29 @@ def exhausted_points(X: np.ndarray, y: np.ndarray, deterministic: bool,
                                           return_inverse=True, return_counts=True)
     if deterministic:
         return X[first]
-    inverse = inverse.ravel()
-    lo = np.full(first.size, np.inf)
-    hi = np.full(first.size, -np.inf)
-    np.minimum.at(lo, inverse, y)
-    np.maximum.at(hi, inverse, y)
-    same = (counts >= 2) & (hi - lo <= 1e-12 * np.maximum(1.0, np.abs(hi)))
-    return X[first[same]]
+    same = (counts >= 2) & _equal_values(y, inverse.ravel(), first.size)
+    # The very same configuration asked again with the very same value: deterministic there,
+    # even where a distinct configuration in its cell gave another value (a rugged objective
+    # looks noisy at the cell's scale; a noisy one gives other values at one configuration).
+    _, p_first, p_inverse, p_counts = np.unique(X, axis=0, return_index=True,
+                                                return_inverse=True, return_counts=True)
+    p_same = _equal_values(y, p_inverse.ravel(), p_first.size)
+    cell_of = inverse.ravel()[p_first]
+    repeated = p_counts >= 2
+    settled = np.zeros(first.size, dtype=bool)
+    settled[cell_of[repeated & p_same]] = True
+    noisy = np.zeros(first.size, dtype=bool)
+    noisy[cell_of[repeated & ~p_same]] = True
+    return X[first[(same | settled) & ~noisy]]
+
+
+def _equal_values(y: np.ndarray, group: np.ndarray, n: int) -> np.ndarray:
+    """Per group (``group[i]`` of row ``i``, ``0 .. n-1``): whether all its values are equal."""
+    lo = np.full(n, np.inf)
+    hi = np.full(n, -np.inf)
+    np.minimum.at(lo, group, y)
+    np.maximum.at(hi, group, y)
+    return hi - lo <= 1e-12 * np.maximum(1.0, np.abs(hi))
 
 
 def n_repeats(X: np.ndarray, tol: float = SAME_POINT_TOL) -> int:

@@ -29,6 +29,17 @@ def test_exhausted_points_noisy_excludes_only_identical_repeats():
     assert exhausted_points(X[:0], y[:0], deterministic=False).shape == (0, 1)
 
 
+def test_a_configuration_repeated_with_its_value_is_done_beside_a_different_neighbour():
+    # Seen on the HPO suite (AdaBoost on wine, GP-UCB): two learning rates 2.6e-4 apart in
+    # encoded units, one SAME_POINT_TOL cell, gave different CV errors; the better one was then
+    # asked again with the identical error 8 times in 40 trials, because the cell looked noisy.
+    X = np.array([[0.80332], [0.80358], [0.80358]])
+    out = exhausted_points(X, np.array([0.0446, 0.039, 0.039]), deterministic=False)
+    assert out.shape == (1, 1) and abs(out[0, 0] - 0.80358) < SAME_POINT_TOL
+    # Where the repeated configuration itself gave two values, the objective is noisy there.
+    assert exhausted_points(X, np.array([0.0446, 0.039, 0.041]), deterministic=False).size == 0
+
+
 def test_n_repeats_counts_rows_beyond_the_first_of_each_point():
     X = np.array([[0.1], [0.1], [0.1], [0.5], [0.9], [0.9]])
     assert n_repeats(X) == 3
