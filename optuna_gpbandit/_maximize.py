@@ -255,14 +255,15 @@ def exhausted_points(X: np.ndarray, y: np.ndarray, deterministic: bool,
                                           return_inverse=True, return_counts=True)
     if deterministic:
         return X[first]
-    same = (counts >= 2) & _equal_values(y, inverse.ravel(), first.size)
+    inverse = inverse.ravel()
+    same = (counts >= 2) & _equal_values(y, inverse, first.size)
     # The very same configuration asked again with the very same value: deterministic there,
     # even where a distinct configuration in its cell gave another value (a rugged objective
     # looks noisy at the cell's scale; a noisy one gives other values at one configuration).
     _, p_first, p_inverse, p_counts = np.unique(X, axis=0, return_index=True,
                                                 return_inverse=True, return_counts=True)
     p_same = _equal_values(y, p_inverse.ravel(), p_first.size)
-    cell_of = inverse.ravel()[p_first]
+    cell_of = inverse[p_first]
     repeated = p_counts >= 2
     settled = np.zeros(first.size, dtype=bool)
     settled[cell_of[repeated & p_same]] = True

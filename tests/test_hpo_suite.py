@@ -94,4 +94,3 @@ def test_a_variant_is_reported_against_its_base_sampler_only():
             if r.startswith("| A")]
     assert rows == ['| A{"x": 1} | 5 | +50.0 ± 30.0 | +50.0 ± 30.0 | 1 | 2 |']
     assert _variants(cells, ["Random", "A"], [5]) == []  # no variant, no table
-
