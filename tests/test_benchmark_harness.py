@@ -18,9 +18,9 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from benchmarks.harness import cli, report, runner  # noqa: E402
-from benchmarks.harness.problems import PROBLEMS  # noqa: E402
+from benchmarks.harness.problems import GRIDS, PROBLEMS  # noqa: E402
 
-KNOWN = [p for p in PROBLEMS.values() if p.minimum is not None]
+KNOWN = [p for p in PROBLEMS.values() if p.minimum is not None and p.name not in GRIDS]
 
 
 @pytest.mark.parametrize("problem", KNOWN, ids=[p.name for p in KNOWN])
@@ -39,6 +39,27 @@ def test_known_minimum_is_reached_at_the_optimum_and_nowhere_lower(problem):
 
     res = minimize(f, x0, method="L-BFGS-B", bounds=[(0.0, 1.0)] * len(floats))
     assert res.fun >= problem.minimum - 1e-9
+
+
+@pytest.mark.parametrize("name", GRIDS)
+def test_grid_minimum_is_the_least_value_of_the_whole_grid(name):
+    import itertools
+
+    problem = PROBLEMS[name]
+    assert problem.evaluate(problem.optimum) == problem.minimum
+    # the grid as the samplers see it: every combination of the suggested distributions' values
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    study.optimize(lambda t: problem.evaluate(problem.suggest(t)), n_trials=1)
+    dists = study.trials[0].distributions
+    axes = {k: (list(range(d.low, d.high + 1))
+                if isinstance(d, optuna.distributions.IntDistribution) else list(d.choices))
+            for k, d in dists.items()}
+    values = [problem.evaluate(dict(zip(axes, combo)))
+              for combo in itertools.product(*axes.values())]
+    assert len(values) == problem.extra["grid"] <= 512  # small enough for our samplers to score all
+    assert min(values) == problem.minimum
+    # on the grid the minimum lies above the continuous function's own
+    assert problem.minimum > PROBLEMS[name.split("-")[0]].minimum
 
 
 def test_published_values():

@@ -2,12 +2,15 @@
 
     python -m benchmarks run --suite quick [--jobs 2] [--out DIR] [--resume]
     python -m benchmarks run --suite smoke
+    python -m benchmarks run --suite grid --jobs 2
     python -m benchmarks run --problems branin mixed --samplers GP-UCB TPE --seeds 3 --trials 40
     python -m benchmarks report DIR
     python -m benchmarks list
 
-Suites: ``quick`` = every problem x every sampler, 10 seeds x 100 trials (the issue's quality
-targets are judged on it); ``smoke`` = branin and mixed, 2 seeds x 15 trials (< 1 min).
+Suites: ``quick`` = every problem but the grids x every sampler, 10 seeds x 100 trials (the
+issue's quality targets are judged on it); ``grid`` = the three enumerable grids (every
+parameter an int or a categorical, at most 512 points) x every sampler, 20 seeds x 40 trials;
+``smoke`` = branin and mixed, 2 seeds x 15 trials (< 1 min).
 ``--problems / --samplers / --seeds / --trials`` override the suite.
 """
 
@@ -20,12 +23,14 @@ import platform
 import sys
 import time
 
-from .problems import PROBLEMS
+from .problems import GRIDS, PROBLEMS
 from .runner import CONFIG_FILE, RUNS_FILE, limit_threads, make_tasks, read_jsonl, run_tasks
 from .samplers import SAMPLERS, unknown_samplers
 
 SUITES = {
-    "quick": {"problems": list(PROBLEMS), "samplers": list(SAMPLERS), "seeds": 10, "trials": 100},
+    "quick": {"problems": [p for p in PROBLEMS if p not in GRIDS], "samplers": list(SAMPLERS),
+              "seeds": 10, "trials": 100},
+    "grid": {"problems": list(GRIDS), "samplers": list(SAMPLERS), "seeds": 20, "trials": 40},
     "smoke": {"problems": ["branin", "mixed"], "samplers": list(SAMPLERS), "seeds": 2,
               "trials": 15},
 }

@@ -9,7 +9,9 @@ The continuous test functions live on the unit cube (``x0 .. x{d-1}`` in ``[0, 1
 to their usual domains inside the function. Branin, Hartmann-3/6 and Ackley-5 are the functions
 of ``benchmarks/problems.py``, with minima refined to full float
 precision (L-BFGS-B + Nelder-Mead from the published minimisers; the rounded constants of
-``problems.py`` would give negative regrets of ~1e-6).
+``problems.py`` would give negative regrets of ~1e-6). The grids (``GRIDS``: Branin and
+Hartmann-3 on at most 512 points, ints and a categorical) take their minimum from enumerating
+every point.
 """
 
 from __future__ import annotations
@@ -112,6 +114,41 @@ def _mixed_evaluate(p: Params) -> float:
     )
 
 
+# --------------------------------------------------------------------------- enumerable grids
+# Test functions on a finite grid, every parameter an int or a categorical: the whole space has
+# at most 512 points, so our samplers score every point of it (GP-UCB's maximiser, GP-TS's joint
+# draw) instead of searching a continuum. Each grid's minimum is found by enumerating it.
+_THIRDS = {"0": 0.0, "1/3": 1.0 / 3.0, "2/3": 2.0 / 3.0, "1": 1.0}  # a categorical's values
+
+
+def _grid_problem(name: str, description: str, f: Callable[[np.ndarray], float],
+                  levels: list[int], categorical: dict[str, float] | None = None) -> Problem:
+    """``f`` on the unit cube at ``levels[i]`` equally spaced values of coordinate ``i`` (an int
+    ``0 .. levels[i] - 1``), plus one last coordinate drawn from ``categorical`` (label ->
+    value) if given."""
+    names = [f"x{i}" for i in range(len(levels))]
+    cat = dict(categorical or {})
+
+    def suggest(trial: optuna.Trial) -> Params:
+        p: Params = {n: trial.suggest_int(n, 0, k - 1) for n, k in zip(names, levels)}
+        if cat:
+            p["c"] = trial.suggest_categorical("c", list(cat))
+        return p
+
+    def evaluate(p: Params) -> float:
+        u = [p[n] / (k - 1) for n, k in zip(names, levels)] + ([cat[p["c"]]] if cat else [])
+        return f(np.array(u, dtype=float))
+
+    points = [dict(zip(names, idx)) for idx in np.ndindex(*levels)]
+    if cat:
+        points = [{**q, "c": c} for q in points for c in cat]
+    values = [evaluate(q) for q in points]
+    best = int(np.argmin(values))
+    optimum = {k: (int(v) if k != "c" else v) for k, v in points[best].items()}
+    return Problem(name, description, suggest, evaluate, float(values[best]), optimum,
+                   "synthetic", len(levels) + bool(cat), {"grid": len(points)})
+
+
 # --------------------------------------------------------------------------- scikit-learn tasks
 # Both are deterministic: fixed folds (StratifiedKFold(shuffle=True, random_state=0)), fixed data.
 # The objective is the cross-validated error rate 1 - accuracy (minimised); the optimum is unknown.
@@ -196,8 +233,15 @@ PROBLEMS: dict[str, Problem] = {
         Problem("svc-digits", "SVC on 800 digits: kernel (rbf/poly/sigmoid), log C, log gamma, "
                 "degree; 3-fold CV error", _svc_digits_suggest, _svc_digits_evaluate, None, None,
                 "ml", 4),
+        _grid_problem("branin-grid", "Branin on a 20 x 25 grid (500 points)", _CUBE["branin"].f,
+                      [20, 25]),
+        _grid_problem("hartmann3-grid", "Hartmann-3 on an 8^3 grid (512 points)",
+                      _CUBE["hartmann3"].f, [8, 8, 8]),
+        _grid_problem("hartmann3-cat-grid", "Hartmann-3 on an 8 x 8 grid x a 4-way categorical "
+                      "(256 points)", _CUBE["hartmann3"].f, [8, 8], _THIRDS),
     ]
 }
+GRIDS = [name for name, p in PROBLEMS.items() if "grid" in p.extra]
 
 
 def get_problem(name: str) -> Problem:
