@@ -3,6 +3,7 @@ problems, an end-to-end smoke run, the report and ``--resume``."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import pathlib
@@ -43,8 +44,6 @@ def test_known_minimum_is_reached_at_the_optimum_and_nowhere_lower(problem):
 
 @pytest.mark.parametrize("name", GRIDS)
 def test_grid_minimum_is_the_least_value_of_the_whole_grid(name):
-    import itertools
-
     problem = PROBLEMS[name]
     assert problem.evaluate(problem.optimum) == problem.minimum
     # the grid as the samplers see it: every combination of the suggested distributions' values

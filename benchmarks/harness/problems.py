@@ -144,8 +144,7 @@ def _grid_problem(name: str, description: str, f: Callable[[np.ndarray], float],
         points = [{**q, "c": c} for q in points for c in cat]
     values = [evaluate(q) for q in points]
     best = int(np.argmin(values))
-    optimum = {k: (int(v) if k != "c" else v) for k, v in points[best].items()}
-    return Problem(name, description, suggest, evaluate, float(values[best]), optimum,
+    return Problem(name, description, suggest, evaluate, float(values[best]), points[best],
                    "synthetic", len(levels) + bool(cat), {"grid": len(points)})
 
 
