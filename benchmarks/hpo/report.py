@@ -156,15 +156,11 @@ def _order(names: set[str]) -> list[str]:
     return [s for s in SAMPLER_ORDER if s in names] + sorted(names - set(SAMPLER_ORDER))
 
 
-def _diff(d: float, se: float) -> str:
-    """A signed difference and, where defined, its paired standard error."""
-    return f"{d:+.1f}" + (f" ± {se:.1f}" if math.isfinite(se) else "")
-
-
-def _f(x: float, se: float | None = None) -> str:
+def _f(x: float, se: float | None = None, signed: bool = False) -> str:
+    """``x`` to one decimal (with its sign: a difference) and, where defined, `` ± se``."""
     if x is None or not math.isfinite(x):
         return "n/a"
-    text = f"{round(x, 1) + 0.0:.1f}"  # + 0.0: no "-0.0"
+    text = f"{round(x, 1) + 0.0:{'+' if signed else ''}.1f}"  # + 0.0: no "-0.0"
     return text + (f" ± {se:.1f}" if se is not None and math.isfinite(se) else "")
 
 
@@ -204,7 +200,7 @@ def _targets(cells: dict[str, dict], samplers: list[str], default: str,
             i = 0 if what == "score" else 2
             d = m[default][i] - m[ref][i]
             se = paired(cells, ref, default, T, what)[1]
-            lines.append(f"| {what} {default} >= {ref} + {need} | {T} | {_diff(d, se)} "
+            lines.append(f"| {what} {default} >= {ref} + {need} | {T} | {_f(d, se, signed=True)} "
                          f"({len(common)} tasks) | {'yes' if d >= need else '**no**'} |")
         for ref in ("TPE", "TPE-uv", "TPE-mv"):
             common, m = pair(default, ref, T)
@@ -219,7 +215,7 @@ def _targets(cells: dict[str, dict], samplers: list[str], default: str,
         if m:
             d = m["GP-TS"][0] - m["GP-UCB"][0]
             se = paired(cells, "GP-UCB", "GP-TS", T)[1]
-            lines.append(f"| score GP-TS >= GP-UCB - 3 | {T} | {_diff(d, se)} "
+            lines.append(f"| score GP-TS >= GP-UCB - 3 | {T} | {_f(d, se, signed=True)} "
                          f"({len(common)} tasks) | {'yes' if d >= -3 else '**no**'} |")
     return lines + [""]
 
@@ -238,8 +234,8 @@ def _variants(cells: dict[str, dict], samplers: list[str], budgets: list[int]) -
             d, se, n_tasks, n_pairs = paired(cells, base, var, T)
             if n_tasks:
                 a, ase = paired(cells, base, var, T, "anytime")[:2]
-                lines.append(f"| {var} | {T} | {_diff(d, se)} | {_diff(a, ase)} | {n_tasks} | "
-                             f"{n_pairs} |")
+                lines.append(f"| {var} | {T} | {_f(d, se, signed=True)} | "
+                             f"{_f(a, ase, signed=True)} | {n_tasks} | {n_pairs} |")
     return lines + [""]
 
 
