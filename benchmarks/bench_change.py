@@ -18,11 +18,12 @@ the functions are draws of a unit-variance GP with a squared-exponential kernel 
 Methods:
 
 * ``residual`` -- ``GPUCBCPDSampler(seed=s)``: the default residual CUSUM detector (alpha 1e-4).
-* ``avanesov`` -- ``GPUCBCPDSampler(seed=s, detector="avanesov", n_startup_trials=1)``: the
-  paper's detector on uniform-exploration trials, package defaults otherwise.
-* ``drift`` -- ``GPUCBCPDSampler(seed=s, window=100)``: the drift mode (the model sees the
-  latest 100 trials; the residual detector still runs). The environment variable
-  ``DRIFT_WINDOW`` changes the window for experiments.
+* ``avanesov`` -- ``GPUCBCPDSampler(seed=s, reset=ChangeDetection.avanesov(),
+  n_startup_trials=1)``: the paper's detector on uniform-exploration trials, package defaults
+  otherwise.
+* ``drift`` -- ``GPUCBCPDSampler(seed=s, reset=ChangeDetection(window=100))``: the drift mode
+  (the model sees the latest 100 trials; the residual detector still runs). The environment
+  variable ``DRIFT_WINDOW`` changes the window for experiments.
 * ``gpucb`` -- ``GPUCBSampler(seed=s)``: no change detection.
 * ``oracle`` -- ``GPUCBSampler(seed=s)`` on a fresh study from the true change on (abrupt
   problems only): what a user who knew the change would do.
@@ -132,14 +133,15 @@ class Problem:
 
 
 def make_sampler(method: str, seed: int) -> optuna.samplers.BaseSampler:
-    from optuna_gpbandit import GPUCBCPDSampler, GPUCBSampler
+    from optuna_gpbandit import ChangeDetection, GPUCBCPDSampler, GPUCBSampler
 
     if method == "residual":
         return GPUCBCPDSampler(seed=seed)
     if method == "avanesov":
-        return GPUCBCPDSampler(seed=seed, detector="avanesov", n_startup_trials=1)
+        return GPUCBCPDSampler(seed=seed, reset=ChangeDetection.avanesov(), n_startup_trials=1)
     if method == "drift":
-        return GPUCBCPDSampler(seed=seed, window=int(os.environ.get("DRIFT_WINDOW", DRIFT_WINDOW)))
+        window = int(os.environ.get("DRIFT_WINDOW", DRIFT_WINDOW))
+        return GPUCBCPDSampler(seed=seed, reset=ChangeDetection(window=window))
     if method in ("gpucb", "oracle"):
         return GPUCBSampler(seed=seed)
     if method == "gpsampler":

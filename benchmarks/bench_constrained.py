@@ -19,13 +19,13 @@ unconstrained GP-UCB baselines ignore them.
 
 Methods (``--methods``; default: all but the ``optional`` ones):
 
-* ``alg2``: ``ConstrainedGPUCBSampler(mode="long_term", variant="noiseless")`` (Algorithm 2:
+* ``alg2``: ``ConstrainedGPUCBSampler(constraints=LongTermConstraints("noiseless"))`` (Algorithm 2:
   ``psi = exp``, S = 20,
   ``kappa`` from 1) on E.1.1 (exact ``g``);
-* ``alg3``: ``ConstrainedGPUCBSampler(mode="long_term", variant="noisy")`` (Algorithm 3:
+* ``alg3``: ``ConstrainedGPUCBSampler(constraints=LongTermConstraints("noisy"))`` (Algorithm 3:
   linear penalty,
   ``kappa_step = 0.5``, ``kappa`` from 0) on E.1.2 (noisy ``g``);
-* ``feasible``: ``ConstrainedGPUCBSampler()``, the default ``mode="feasible"`` (the best
+* ``feasible``: ``ConstrainedGPUCBSampler()``, the default ``FeasibleConstraints()`` (the best
   feasible trial; for comparison: it does not aim at the time average);
 * ``gpucb``: ``GPUCBSampler(constraints=None)``, unconstrained, same seed / kernel / candidates;
 * ``igpucb``: ``IGPUCBSampler``, unconstrained: exactly the constrained sampler without its
@@ -157,16 +157,16 @@ class Method:
 
 def _constrained(variant: str, **kw: Any):
     def make(seed: int, T: int, args: argparse.Namespace) -> optuna.samplers.BaseSampler:
-        return ConstrainedGPUCBSampler(mode="long_term", variant=variant,
-                                       epoch_length=args.epoch_length, n_trials_hint=T,
-                                       seed=seed, **kw)
+        return ConstrainedGPUCBSampler(
+            seed=seed, constraints=LongTermConstraints(
+                variant, epoch_length=args.epoch_length, n_trials_hint=T, **kw))
     return make
 
 
 METHODS: dict[str, Method] = {
     "alg2": Method("Alg. 2 (noiseless g)", False, _constrained("noiseless")),
     "alg3": Method("Alg. 3 (noisy g)", True, _constrained("noisy")),
-    "feasible": Method("Default (mode='feasible')", False,
+    "feasible": Method("Default (FeasibleConstraints())", False,
                        lambda s, T, a: ConstrainedGPUCBSampler(seed=s)),
     "gpucb": Method("GP-UCB, unconstrained", False,
                     lambda s, T, a: GPUCBSampler(seed=s, constraints=None)),

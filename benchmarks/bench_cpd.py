@@ -9,7 +9,8 @@ Problem (the paper's section 4, spec ``change_detection.md`` section 6, experime
 * Domain: the draws are made on a grid of 1001 evenly spaced points of ``[0, 5]`` (spacing
   0.005; the paper uses 1000 points) and Optuna sees exactly that grid,
   ``trial.suggest_float("x", 0.0, 5.0, step=0.005)``: the arms are the grid points, ``f`` is
-  read at the grid index (no interpolation), and our samplers (``n_candidates=1024``) enumerate
+  read at the grid index (no interpolation), and our samplers (``n_candidates=1024``, the
+  default of ``AcquisitionSearch``) enumerate
   all 1001 arms, as the paper's arg-max over its grid does. The draw uses the eigendecomposition
   of the (numerically singular) kernel matrix with round-off negative eigenvalues set to zero.
 * Observation noise N(0, 0.05^2); the noisy value is told, regret uses the noiseless ``f``:
@@ -22,8 +23,9 @@ Common random numbers: repetition ``r`` uses the same three functions (``f_k`` s
 
 Methods (``--methods``):
 
-* ``cpd`` -- ``GPUCBCPDSampler(seed=r, n_candidates=1024)``, everything else at the package's
-  defaults (fitted Matern-5/2 GP for the UCB step, ``beta_scale=0.05``; detector ``xi = sqrt(3)``,
+* ``cpd`` -- ``GPUCBCPDSampler(seed=r, search=AcquisitionSearch(n_candidates=1024))``, everything
+  else at the package's defaults (fitted Matern-5/2 GP for the UCB step,
+  ``beta=Theorem1(early_factor=1.0)``, scale 0.05; detector ``xi = sqrt(3)``,
   ``theta_0 = 4`` on standardised targets, ``c = 1``, lengthscale 0.2 in unit coordinates = 1 on
   [0, 5]). The subject of the experiment: every ``T``, every repetition.
 * ``cpd-paper`` (optional, every ``T``) -- the paper's own settings: fixed kernel (lengthscale
@@ -33,7 +35,8 @@ Methods (``--methods``):
   on a fresh study at each true change point: GP-UCB-Oracle, a lower reference.
 * ``no-detector`` -- the detector switched off on one study (GP-UCB-NO-Detector): the cost of the
   uniform exploration without its benefit.
-* ``gpucb`` -- plain ``GPUCBSampler(seed=r, n_candidates=1024)``, no change detection.
+* ``gpucb`` -- plain ``GPUCBSampler(seed=r, search=AcquisitionSearch(n_candidates=1024))``, no
+  change detection.
 * ``gpsampler`` -- Optuna's ``GPSampler(seed=r)`` (logEI), no change detection.
 
 Only ``cpd`` / ``cpd-paper`` run at every horizon. The others run at ``--baseline-T`` only
@@ -96,7 +99,13 @@ import numpy as np  # noqa: E402
 import optuna  # noqa: E402
 from optuna.storages import InMemoryStorage  # noqa: E402
 
-from optuna_gpbandit import CPDSettings, GPUCBCPDSampler, GPUCBSampler  # noqa: E402
+from optuna_gpbandit import (  # noqa: E402
+    AcquisitionSearch,
+    ChangeDetection,
+    CPDSettings,
+    GPUCBCPDSampler,
+    GPUCBSampler,
+)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LOW, HIGH, STEP = 0.0, 5.0, 0.005
@@ -107,6 +116,7 @@ K_PERIODS = 3
 T_LIST = (900, 1275, 1650, 2025, 2400)
 PAPER_C, PAPER_CI, PAPER_CONST = 0.74, (0.64, 0.84), 1.86
 GRID = np.linspace(LOW, HIGH, N_GRID)
+SEARCH = AcquisitionSearch(n_candidates=1024)  # enumerates the 1001 arms
 
 # ------------------------------------------------------------------------------------ problem
 
@@ -142,24 +152,25 @@ def make_problem(rep: int, T: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _cpd(rep: int, T: int) -> optuna.samplers.BaseSampler:
-    return GPUCBCPDSampler(seed=rep, n_candidates=1024)
+    return GPUCBCPDSampler(seed=rep, search=SEARCH)
 
 
 def _cpd_avanesov(rep: int, T: int) -> optuna.samplers.BaseSampler:
-    return GPUCBCPDSampler(seed=rep, n_candidates=1024, detector="avanesov", n_startup_trials=1)
+    return GPUCBCPDSampler(seed=rep, search=SEARCH, reset=ChangeDetection.avanesov(),
+                           n_startup_trials=1)
 
 
 def _cpd_paper(rep: int, T: int) -> optuna.samplers.BaseSampler:
-    return GPUCBCPDSampler.paper(T, noise_var=NOISE_SD**2, seed=rep, n_candidates=1024)
+    return GPUCBCPDSampler.paper(T, noise_var=NOISE_SD**2, seed=rep, search=SEARCH)
 
 
 def _no_detector(rep: int, T: int) -> optuna.samplers.BaseSampler:
-    return GPUCBCPDSampler(seed=rep, n_candidates=1024, detector="avanesov", n_startup_trials=1,
-                           cpd_settings=CPDSettings(threshold=math.inf))
+    return GPUCBCPDSampler(seed=rep, search=SEARCH, n_startup_trials=1,
+                           reset=ChangeDetection.avanesov(CPDSettings(threshold=math.inf)))
 
 
 def _gpucb(rep: int, T: int) -> optuna.samplers.BaseSampler:
-    return GPUCBSampler(seed=rep, n_candidates=1024)
+    return GPUCBSampler(seed=rep, search=SEARCH)
 
 
 METHODS: dict[str, dict[str, Any]] = {
@@ -167,7 +178,8 @@ METHODS: dict[str, dict[str, Any]] = {
     # O(n^3) per step; the oracles / no-detector are references, not the subject of the fit).
     "cpd": {"label": "GPUCBCPDSampler (defaults: residual test)", "make": _cpd,
             "default": True, "all_T": True},
-    "cpd-avanesov": {"label": "GPUCBCPDSampler(detector='avanesov')", "make": _cpd_avanesov,
+    "cpd-avanesov": {"label": "GPUCBCPDSampler(reset=ChangeDetection.avanesov())",
+                     "make": _cpd_avanesov,
                      "default": True, "all_T": True},
     "cpd-paper": {"label": "GP-UCB-CPD, paper settings (GPUCBCPDSampler.paper)",
                   "make": _cpd_paper, "default": False, "all_T": True},

@@ -19,12 +19,13 @@ from generators seeded by the seed only.
 Methods: ``GPUCBSampler`` with its default ``pending`` (hallucination, pending points kept
 apart), with ``Censoring(window=2 mu)`` (GP-UCB-SDF, censoring the running trials, late
 results used), with ``Censoring(window=2 mu, discard_late=True)`` (the paper's rule: results
-later than the window stay censored) and with ``"ignore"`` (plain GP-UCB); ``GPTSSampler``
+later than the window stay censored) and with ``IgnorePending()`` (plain GP-UCB); ``GPTSSampler``
 with censoring (GP-TS-SDF), Optuna's ``GPSampler`` (qLogEI over its RUNNING trials),
 ``TPESampler`` with ``constant_liar=True`` and ``RandomSampler``; optional: GP-TS with ignore /
 hallucinate and GP-UCB-SDF with m = 2 or m = 4 mu (the paper's window ablation). Our samplers get
-``n_candidates=1024``, so the 1000-point space is enumerated exactly; everything else is each
-sampler's default (``--paper-beta`` gives GP-UCB ``beta_t = 1``, the paper's setting).
+``search=AcquisitionSearch(n_candidates=1024)``, so the 1000-point space is enumerated exactly;
+everything else is each sampler's default (``--paper-beta`` gives GP-UCB ``beta=1.0``:
+``beta_t = 1``, the paper's setting).
 
 Metrics, mean +- standard error over seeds, per delay mean and method:
 
@@ -69,7 +70,16 @@ if __name__ == "__main__":
 import numpy as np  # noqa: E402
 import optuna  # noqa: E402
 
-from optuna_gpbandit import Censoring, GPTSSampler, GPUCBSampler  # noqa: E402
+from optuna_gpbandit import (  # noqa: E402
+    AcquisitionSearch,
+    Censoring,
+    GPModel,
+    GPTSSampler,
+    GPUCBSampler,
+    Hallucinate,
+    IgnorePending,
+    InfoGainWidth,
+)
 
 N_GRID = 1000
 LENGTHSCALE = 0.02
@@ -127,24 +137,31 @@ class Method:
     default: bool = True
 
 
+SEARCH = AcquisitionSearch(n_candidates=1024)  # enumerates the 1000 points
+
+
+def _model(args: argparse.Namespace) -> dict[str, Any]:
+    return {"model": GPModel(kernel=args.kernel)} if args.kernel else {}
+
+
 def _ucb(pending: Callable[[float, argparse.Namespace], Any]):
     def make(seed: int, mu: float, args: argparse.Namespace) -> optuna.samplers.BaseSampler:
-        kw: dict[str, Any] = {"beta": 1.0, "beta_scale": 1.0} if args.paper_beta else {}
-        if args.kernel:
-            kw["kernel"] = args.kernel
+        kw: dict[str, Any] = {"beta": 1.0} if args.paper_beta else {}
+        kw.update(_model(args))
         value = pending(mu, args)
         if value is not None:  # None: the library's default
             kw["pending"] = value
-        return GPUCBSampler(seed=seed, n_candidates=1024, **kw)
+        return GPUCBSampler(seed=seed, search=SEARCH, **kw)
     return make
 
 
 def _ts(pending: Callable[[float, argparse.Namespace], Any]):
     def make(seed: int, mu: float, args: argparse.Namespace) -> optuna.samplers.BaseSampler:
-        kw: dict[str, Any] = {"kernel": args.kernel} if args.kernel else {}
         # R read off the fitted noise (the paper's setting; GP-TS's default is R=0 since
         # issue 18): this problem is noisy, and the table in benchmarks/README.md used it.
-        return GPTSSampler(seed=seed, n_candidates=1024, R=None, pending=pending(mu, args), **kw)
+        width = InfoGainWidth(R=None, early_factor=3.0)  # GP-TS's default but R
+        return GPTSSampler(seed=seed, search=SEARCH, width=width, pending=pending(mu, args),
+                           **_model(args))
     return make
 
 
@@ -158,7 +175,7 @@ METHODS: dict[str, Method] = {
     "ucb-censor": Method("GP-UCB-SDF (censor running, m=2mu)", _ucb(_censor(window))),
     "ucb-paper": Method("GP-UCB-SDF, late discarded (paper, m=2mu)",
                         _ucb(_censor(window, discard_late=True))),
-    "ucb-ignore": Method("GP-UCB (ignore)", _ucb(lambda mu, a: "ignore")),
+    "ucb-ignore": Method("GP-UCB (ignore)", _ucb(lambda mu, a: IgnorePending())),
     "ts-censor": Method("GP-TS-SDF (censor, m=2mu)", _ts(_censor(window))),
     "gpsampler": Method("Optuna GPSampler (qLogEI)",
                         lambda seed, mu, a: optuna.samplers.GPSampler(seed=seed)),
@@ -166,8 +183,8 @@ METHODS: dict[str, Method] = {
                      lambda seed, mu, a: optuna.samplers.TPESampler(seed=seed, constant_liar=True)),
     "random": Method("Random", lambda seed, mu, a: optuna.samplers.RandomSampler(seed=seed)),
     # optional
-    "ts-hallucinate": Method("GP-BTS (TS, hallucinate)", _ts(lambda mu, a: "hallucinate"), False),
-    "ts-ignore": Method("GP-TS (ignore)", _ts(lambda mu, a: "ignore"), False),
+    "ts-hallucinate": Method("GP-BTS (TS, hallucinate)", _ts(lambda mu, a: Hallucinate()), False),
+    "ts-ignore": Method("GP-TS (ignore)", _ts(lambda mu, a: IgnorePending()), False),
     "ucb-censor-m2": Method("GP-UCB-SDF (censor, m=2)", _ucb(_censor(lambda mu: 2)), False),
     "ucb-censor-m4mu": Method("GP-UCB-SDF (censor, m=4mu)",
                               _ucb(_censor(lambda mu: int(round(4 * mu)))), False),
@@ -378,7 +395,7 @@ def main() -> None:
                     help="default: " + " ".join(k for k, v in METHODS.items() if v.default))
     ap.add_argument("--noise", type=float, default=0.01, help="sd of the observation noise")
     ap.add_argument("--paper-beta", action="store_true",
-                    help="GP-UCB with beta_t = 1 (beta=1.0, beta_scale=1.0), as in the paper")
+                    help="GP-UCB with beta_t = 1 (beta=1.0), as in the paper")
     ap.add_argument("--kernel", choices=["matern52", "se"], default=None,
                     help="kernel of our samplers (default: theirs, Matern-5/2)")
     ap.add_argument("--pending-term", choices=["pending", "window", "none"], default="pending",

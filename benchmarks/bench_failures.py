@@ -1,9 +1,9 @@
 #!/usr/bin/env python
 """Failed trials: does the sampler learn where trials fail, and do random failures cost regret?
 
-Two cases (issue 14), every public sampler of ours with ``failures="impute"`` (the default) and
-``failures="ignore"`` (failed trials left out of the model), beside Optuna's ``GPSampler`` (if
-torch is installed) and ``TPESampler``:
+Two cases (issue 14), every public sampler of ours with ``failures=FailedTrials()`` (the default:
+failed trials imputed) and ``failures=FailedTrials(impute=False)`` (failed trials left out of the
+model), beside Optuna's ``GPSampler`` (if torch is installed) and ``TPESampler``:
 
 * ``lrwd``: tune ``lr`` (log, 1e-5..1) and ``wd`` (0..0.1) of a "training run" whose loss
   ``0.1 (log10(lr) + 1)^2 + 10 (wd - 0.03)^2 + 0.1`` improves as ``lr`` grows towards 0.1 and
@@ -45,6 +45,7 @@ import optuna  # noqa: E402
 from benchmarks.problems import PROBLEMS, Diverged, edge_objective, lrwd_objective  # noqa: E402
 from optuna_gpbandit import (  # noqa: E402
     ConstrainedGPUCBSampler,
+    FailedTrials,
     GPTSSampler,
     GPUCBCPDSampler,
     GPUCBSampler,
@@ -65,7 +66,8 @@ def methods(with_ignore: bool = True) -> dict:
     for name, cls in OURS.items():
         out[name] = lambda s, cls=cls: cls(seed=s)
         if with_ignore:
-            out[f"{name} (ignore)"] = lambda s, cls=cls: cls(seed=s, failures="ignore")
+            out[f"{name} (ignore)"] = lambda s, cls=cls: cls(
+                seed=s, failures=FailedTrials(impute=False))
     try:
         import torch  # noqa: F401
 

@@ -25,9 +25,9 @@ Cases (all deterministic given the seed; objectives noise-free):
 Methods: ``default`` (``GPUCBSampler()``: ``constraints="auto"`` reads ``trial.set_constraint``
 and keeps to optimistically feasible points), ``constrained`` (``ConstrainedGPUCBSampler()``,
 IGP-UCB with the same rule), ``gp-ts`` (``GPTSSampler()``), ``long-term``
-(``ConstrainedGPUCBSampler(mode="long_term")``: Shi & Eryilmaz's Algorithm 2, constraints met on
-average), Optuna's ``GPSampler`` (reads ``trial.set_constraint`` itself; needs torch) and
-``TPESampler(constraints_func=...)``.
+(``ConstrainedGPUCBSampler(constraints=LongTermConstraints())``: Shi & Eryilmaz's Algorithm 2,
+constraints met on average), Optuna's ``GPSampler`` (reads ``trial.set_constraint`` itself;
+needs torch) and ``TPESampler(constraints_func=...)``.
 
 Columns: median [min, max] over seeds of the best feasible trial's gap to the constrained
 optimum (``inf``: no feasible trial), the share of feasible trials after the start-up (from
@@ -58,6 +58,7 @@ from optuna_gpbandit import (  # noqa: E402
     ConstrainedGPUCBSampler,
     GPTSSampler,
     GPUCBSampler,
+    LongTermConstraints,
 )
 
 F_STAR_PAPER = 1.0 - math.asin(0.95)
@@ -116,7 +117,7 @@ def make_sampler(method: str, seed: int) -> optuna.samplers.BaseSampler:
     if method == "gp-ts":
         return GPTSSampler(seed=seed)
     if method == "long-term":
-        return ConstrainedGPUCBSampler(mode="long_term", seed=seed)
+        return ConstrainedGPUCBSampler(seed=seed, constraints=LongTermConstraints())
     if method == "gpsampler":
         return optuna.samplers.GPSampler(seed=seed)
     if method == "tpe":

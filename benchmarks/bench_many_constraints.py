@@ -25,7 +25,11 @@ if __name__ == "__main__":
 import numpy as np  # noqa: E402
 import optuna  # noqa: E402
 
-from optuna_gpbandit import ConstrainedGPUCBSampler, GPUCBSampler  # noqa: E402
+from optuna_gpbandit import (  # noqa: E402
+    ConstrainedGPUCBSampler,
+    GPUCBSampler,
+    LongTermConstraints,
+)
 
 
 def run(mode: str, m: int) -> str:
@@ -36,7 +40,7 @@ def run(mode: str, m: int) -> str:
         return float(((x - 0.3) ** 2).sum())
 
     sampler = (GPUCBSampler(seed=0) if mode == "feasible"
-               else ConstrainedGPUCBSampler(mode="long_term", seed=0))
+               else ConstrainedGPUCBSampler(seed=0, constraints=LongTermConstraints()))
     study = optuna.create_study(sampler=sampler)
     study.optimize(objective, n_trials=20)
     t0 = time.perf_counter()

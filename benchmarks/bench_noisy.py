@@ -32,7 +32,7 @@ import optuna  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from benchmarks.harness.problems import problem_with_minimum  # noqa: E402
-from benchmarks.harness.samplers import SAMPLERS, make_sampler  # noqa: E402
+from benchmarks.harness.samplers import SAMPLERS, make_sampler, unknown_samplers  # noqa: E402
 
 
 def run(problem, sampler: str, seed: int, sd: float, trials: int) -> tuple[float, float, float]:
@@ -62,9 +62,10 @@ def main() -> None:
     args = ap.parse_args()
     if any(not np.isfinite(sd) or sd < 0 for sd in args.sd):
         ap.error(f"--sd: noise sds must be finite and >= 0, got {args.sd}")
-    unknown = [n for n in args.samplers if n not in SAMPLERS]
+    unknown = unknown_samplers(args.samplers)
     if unknown:
-        ap.error(f"--samplers: unknown {unknown}; known: {', '.join(SAMPLERS)}")
+        ap.error(f"--samplers: unknown {unknown}; known: {', '.join(SAMPLERS)}, or a variant "
+                 "of one of ours (benchmarks/harness/samplers.py)")
     if args.seeds < 1 or args.trials < 1:
         ap.error(f"--seeds and --trials must be >= 1, got {args.seeds} and {args.trials}")
     try:

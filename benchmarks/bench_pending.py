@@ -19,10 +19,11 @@ ask/tell, so the order of asks and tells, and with it every delay, is fixed):
   20 sequential trials of the sampler under test. Reports how many completed trials its model
   labelled censored (the largest count over the 20 asks) and the regret after the 20.
 
-Methods: ``GPUCBSampler`` (``--sampler igp-ucb`` / ``gp-ts`` for the others) with the library default (``pending="hallucinate"``, pending points
-kept apart), ``Censoring.paper()`` (the paper's literal rule: late results stay censored,
-window 20), ``"censor"`` (censoring of running trials only) and ``"ignore"``; Optuna's
-``GPSampler`` (where torch is installed) and ``TPESampler(constant_liar=True)``.
+Methods: ``GPUCBSampler`` (``--sampler igp-ucb`` / ``gp-ts`` for the others) with the library
+default (``pending=Hallucinate()``, pending points kept apart), ``Censoring.paper()`` (the
+paper's literal rule: late results stay censored, window 20), ``Censoring()`` (censoring of
+running trials only) and ``IgnorePending()``; Optuna's ``GPSampler`` (where torch is installed)
+and ``TPESampler(constant_liar=True)``.
 
     python benchmarks/bench_pending.py                  # 5 seeds, every case
     python benchmarks/bench_pending.py --seeds 3 --cases batch slow --methods default paper
@@ -44,7 +45,14 @@ if __name__ == "__main__":
 import numpy as np  # noqa: E402
 import optuna  # noqa: E402
 
-from optuna_gpbandit import Censoring, GPTSSampler, GPUCBSampler, IGPUCBSampler  # noqa: E402
+from optuna_gpbandit import (  # noqa: E402
+    Censoring,
+    GPTSSampler,
+    GPUCBSampler,
+    Hallucinate,
+    IGPUCBSampler,
+    IgnorePending,
+)
 from optuna_gpbandit.report import sampler_record  # noqa: E402
 from problems import PROBLEMS  # noqa: E402
 
@@ -66,9 +74,9 @@ def make_sampler(method: str, seed: int) -> optuna.samplers.BaseSampler:
     pending = {
         "default": None,
         "paper": Censoring.paper(),
-        "censor": "censor",
-        "hallucinate": "hallucinate",
-        "ignore": "ignore",
+        "censor": Censoring(),
+        "hallucinate": Hallucinate(),
+        "ignore": IgnorePending(),
     }[method]
     kw = {} if pending is None else {"pending": pending}
     return OURS[SAMPLER[0]](seed=seed, **kw)

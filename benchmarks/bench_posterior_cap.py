@@ -1,5 +1,6 @@
 #!/usr/bin/env python
-"""What ``max_posterior_points`` (the posterior's cap, default 1500) costs in regret at n = 2000-5000.
+"""What ``GPModel(max_posterior_points=...)`` (the posterior's cap, default 1500) costs in regret
+at n = 2000-5000.
 
 Full runs of 5000 trials without the cap take hours (the exact posterior at n = 5000 costs
 seconds per suggestion), so the cost is measured per decision on one shared history:
@@ -40,7 +41,7 @@ from optuna.distributions import FloatDistribution  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from benchmarks.problems import PROBLEMS  # noqa: E402
-from optuna_gpbandit import GPUCBSampler  # noqa: E402
+from optuna_gpbandit import GPModel, GPUCBSampler  # noqa: E402
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 HISTORY = os.path.join(RESULTS, "cap_history.json")
@@ -103,7 +104,8 @@ def evaluate(checkpoints: list[int], steps: int, seeds: int, caps: list[int | No
             regrets, secs, rec = [], [], []
             for seed in range(seeds):
                 study = _study(rows, n)
-                study.sampler = GPUCBSampler(seed=seed, max_posterior_points=cap)
+                study.sampler = GPUCBSampler(seed=seed,
+                                             model=GPModel(max_posterior_points=cap))
                 rng = np.random.default_rng(1000 + seed)
                 for _ in range(steps):
                     t0 = time.perf_counter()
@@ -131,7 +133,7 @@ def _recommended(study: optuna.Study, cap: int | None) -> float:
 
     space = EncodedSpace({k: FloatDistribution(0.0, 1.0) for k in NAMES})
     trials = study.trials
-    obs = build_observations(trials, space, study.direction, True)
+    obs = build_observations(trials, space, study.direction, GPModel(output_warping=False))
     obs = limit_rows(obs, cap, trial_rng(0, len(trials), SUBSET), space.is_categorical)
     params, _ = parse_state(latest_state(trials, len(trials)), space)
     post = GPPosterior(obs.X, obs.y, params, space.is_categorical)

@@ -12,7 +12,7 @@ basin was made within those K trials.
 
     python benchmarks/bench_stuck.py --problem hartmann6 --samplers GP-UCB GPSampler --seeds 40
     python benchmarks/bench_stuck.py --problem hartmann6 --samplers GP-UCB \\
-        --kwargs '{"beta_scale": 0.2}' --seeds 40
+        --kwargs '{"beta": {"scale": 0.2}}' --seeds 40
     python benchmarks/bench_stuck.py --problem hartmann6 --samplers GPSampler --prefix 12 \\
         --seeds 10
 
@@ -31,8 +31,11 @@ plateau that the sampler keeps sampling).
     python benchmarks/bench_stuck.py --problem svc-digits --samplers GP-UCB IGP-UCB GPSampler \\
         --seeds 10 --minimum 0.0149954 --stuck 1e-4 --plateau
 
-``--restart-gate G`` sets ``restarts=True``'s coverage gate (``UNEXPLORED_SD``, default 0.5);
-``0`` restarts whenever a run has settled, wherever the data already cover the domain.
+``--kwargs`` is a JSON object of constructor arguments in the harness's variant syntax
+(``benchmarks/harness/samplers.py``: a settings object as an object of its fields, e.g.
+``'{"reset": {"type": "Restarts"}}'``). ``--restart-gate G`` sets the restarts' coverage gate
+(``Restarts(unexplored_sd=G)``, default 0.5; it implies ``reset=Restarts()``); ``0`` restarts
+whenever a run has settled, wherever the data already cover the domain.
 """
 
 from __future__ import annotations
@@ -55,7 +58,8 @@ from optuna.distributions import FloatDistribution  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from benchmarks.harness.problems import get_problem  # noqa: E402
-from optuna_gpbandit import GPTSSampler, GPUCBSampler, IGPUCBSampler  # noqa: E402
+from benchmarks.harness.samplers import variant_kwargs  # noqa: E402
+from optuna_gpbandit import GPTSSampler, GPUCBSampler, IGPUCBSampler, Restarts  # noqa: E402
 
 SAMPLERS = {
     "GP-UCB": GPUCBSampler, "IGP-UCB": IGPUCBSampler, "GP-TS": GPTSSampler,
@@ -109,7 +113,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--problem", default="hartmann6")
     ap.add_argument("--samplers", nargs="+", default=["GP-UCB", "GPSampler"])
-    ap.add_argument("--kwargs", default="{}", help="JSON keyword arguments for our samplers")
+    ap.add_argument("--kwargs", default="{}",
+                    help="JSON keyword arguments for our samplers (the harness's variant syntax)")
     ap.add_argument("--seeds", type=int, default=40)
     ap.add_argument("--first-seed", type=int, default=0)
     ap.add_argument("--trials", type=int, default=100)
@@ -117,7 +122,7 @@ def main() -> None:
     ap.add_argument("--prefix", type=int, default=0,
                     help="start from GP-UCB's first K trials of each stuck GP-UCB seed")
     ap.add_argument("--restart-gate", type=float, default=None,
-                    help="restarts=True's coverage gate (optuna_gpbandit._restarts.UNEXPLORED_SD)")
+                    help="the restarts' coverage gate: reset=Restarts(unexplored_sd=G)")
     ap.add_argument("--minimum", type=float, default=None,
                     help="regret reference for a problem without a known minimum")
     ap.add_argument("--plateau", action="store_true",
@@ -132,11 +137,8 @@ def main() -> None:
         problem = dataclasses.replace(problem, minimum=args.minimum)
     if problem.minimum is None:
         raise SystemExit(f"{args.problem}: unknown minimum; choose a synthetic problem")
-    kwargs = json.loads(args.kwargs)
+    settings = json.loads(args.kwargs)
     if args.restart_gate is not None:
-        import optuna_gpbandit._restarts as restarts
-
-        restarts.UNEXPLORED_SD = args.restart_gate
         print(f"restarts' coverage gate: {args.restart_gate:g}\n")
     seeds = range(args.first_seed, args.first_seed + args.seeds)
     print(f"{args.problem}, {args.trials} trials, seeds {seeds.start}-{seeds.stop - 1}; stuck: "
@@ -149,6 +151,13 @@ def main() -> None:
     for name in args.samplers:
         cls = SAMPLERS[name]
         ours = name in ("GP-UCB", "IGP-UCB", "GP-TS")
+        kwargs = variant_kwargs(cls, settings) if ours else {}
+        if ours and args.restart_gate is not None:
+            reset = kwargs.get("reset") or Restarts()
+            if not isinstance(reset, Restarts):
+                raise SystemExit(f"--restart-gate is Restarts' unexplored_sd; --kwargs has reset="
+                                 f"{reset!r}")
+            kwargs["reset"] = dataclasses.replace(reset, unexplored_sd=args.restart_gate)
         make = (lambda s, c=cls: c(seed=s, **kwargs)) if ours else (lambda s, c=cls: c(seed=s))
         regrets, cums, t0 = [], [], time.perf_counter()
         diagnoses, plateaus = [], []

@@ -11,8 +11,8 @@ timed). Reported per (n, sampler), averaged over ``--repeats`` runs with differe
 * ``first``: the first step. The copied trials carry no stored sampler state, so our samplers fit
   the GP hyperparameters here; ``GPSampler`` has no cached kernel parameters yet.
 * ``mean 2..k``: the later steps, where our samplers may reuse the stored hyperparameters (they
-  refit when the data grew by ``refit_growth`` = 5 %) and ``GPSampler`` warm-starts its fit from
-  its in-memory cache.
+  refit when the data grew by ``GPModel(refit_growth=...)``, 5 %) and ``GPSampler`` warm-starts
+  its fit from its in-memory cache.
 * ``mean 1..k``: all steps.
 
 and the ratio of each number to ``GPSampler``'s at the same ``n`` (``ours / GPSampler``).

@@ -9,7 +9,7 @@ depends on timing), so the table gives the spread over the seeds: min, median an
 best value's regret, per sampler and ``n_jobs``. ``--sleep S`` makes each evaluation wait ``S``
 seconds, as a training job does, so that the other threads' trials are pending while a thread
 asks (with an instant objective they mostly are not). Samplers are harness names or variants, e.g.
-``'GP-UCB{"early_beta_factor": 1.0, "n_startup_trials": 4}'``.
+``'GP-UCB{"beta": {"early_factor": 1.0}, "n_startup_trials": 4}'``.
 
     python benchmarks/bench_threads.py --samplers 'GP-UCB{"n_startup_trials": 4}' --jobs 1 4 --seeds 10
 """

@@ -43,6 +43,7 @@ import numpy as np  # noqa: E402
 import optuna  # noqa: E402
 
 from optuna_gpbandit import GPUCBSampler  # noqa: E402
+from optuna_gpbandit._startup import startup_count  # noqa: E402
 
 Suggest = Callable[[optuna.Trial], float]  # the second parameter, rescaled to [0, 1]
 VARIANTS: dict[str, tuple[str, Suggest]] = {
@@ -60,6 +61,7 @@ def run(variant: str, seed: int, n_trials: int) -> tuple[list[float], float]:
     sampler = GPUCBSampler(seed=seed)
     study = optuna.create_study(sampler=sampler)
     suggest = VARIANTS[variant][1]
+    n_startup = startup_count(sampler._settings.n_startup_trials, 2)  # two parameters
     times = []
     for i in range(n_trials):
         t0 = time.perf_counter()
@@ -69,7 +71,7 @@ def run(variant: str, seed: int, n_trials: int) -> tuple[list[float], float]:
         value = (x - 0.3) ** 2 + (u - 0.7) ** 2  # not timed
         t2 = time.perf_counter()
         study.tell(trial, value)
-        if i >= sampler._n_startup_trials:
+        if i >= n_startup:
             times.append((t1 - t0) + (time.perf_counter() - t2))
     return times, study.best_value
 

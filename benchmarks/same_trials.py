@@ -100,7 +100,7 @@ def cases():
     yield "igp-ucb/hartmann3", lambda: (gb.IGPUCBSampler(seed=0), _box(PROBLEMS["hartmann3"]),
                                         None)
     yield "gp-ts/branin", lambda: (gb.GPTSSampler(seed=0), _box(PROBLEMS["branin"]), None)
-    yield "gp-ts-candidates/branin", lambda: (gb.GPTSSampler(seed=0, draw="candidates"),
+    yield "gp-ts-candidates/branin", lambda: (gb.GPTSSampler(seed=0, draw=gb.CandidateDraw()),
                                               _box(PROBLEMS["branin"]), None)
     yield "gp-ucb/mixed-failures", lambda: (gb.GPUCBSampler(seed=0), _mixed, None)
     yield "gp-ts/mixed-failures", lambda: (gb.GPTSSampler(seed=2), _mixed, None)
@@ -108,20 +108,20 @@ def cases():
     yield "constrained/feasible", lambda: (gb.ConstrainedGPUCBSampler(seed=0), _constrained,
                                            "maximize")
     yield "constrained/long-term", lambda: (
-        gb.ConstrainedGPUCBSampler(seed=0, mode="long_term"), _constrained, "maximize")
+        gb.ConstrainedGPUCBSampler(seed=0, constraints=gb.LongTermConstraints()), _constrained, "maximize")
     yield "constrained/long-term-noisy", lambda: (
-        gb.ConstrainedGPUCBSampler(seed=0, mode="long_term", variant="noisy"), _constrained,
+        gb.ConstrainedGPUCBSampler(seed=0, constraints=gb.LongTermConstraints("noisy")), _constrained,
         "maximize")
     yield "cpd/drift", lambda: (gb.GPUCBCPDSampler(seed=0), _drift, None)
-    yield "cpd-avanesov/drift", lambda: (gb.GPUCBCPDSampler(seed=0, detector="avanesov"),
+    yield "cpd-avanesov/drift", lambda: (gb.GPUCBCPDSampler(seed=0, reset=gb.ChangeDetection.avanesov()),
                                          _drift, None)
-    yield "gp-ucb-restarts/hartmann3", lambda: (gb.GPUCBSampler(seed=0, restarts=True),
+    yield "gp-ucb-restarts/hartmann3", lambda: (gb.GPUCBSampler(seed=0, reset=gb.Restarts()),
                                                 _box(PROBLEMS["hartmann3"]), None)
     yield "gp-ucb/pending-hallucinate", lambda: (gb.GPUCBSampler(seed=0),
                                                  _box(PROBLEMS["branin"]), "pending")
-    yield "gp-ucb/pending-censor", lambda: (gb.GPUCBSampler(seed=0, pending="censor"),
+    yield "gp-ucb/pending-censor", lambda: (gb.GPUCBSampler(seed=0, pending=gb.Censoring()),
                                             _box(PROBLEMS["branin"]), "pending")
-    yield "igp-ucb/pending-censor", lambda: (gb.IGPUCBSampler(seed=0, pending="censor"),
+    yield "igp-ucb/pending-censor", lambda: (gb.IGPUCBSampler(seed=0, pending=gb.Censoring()),
                                              _box(PROBLEMS["hartmann3"]), "pending")
     for name in ("GPUCBSampler", "IGPUCBSampler", "GPTSSampler"):
         yield f"{name}/multi-objective", (

@@ -9,14 +9,15 @@ big they may be:
 * ``--constraint size`` (default): the pickled size of the fitted forest must stay within
   ``--budget`` KB (default 300) *for the model you deploy*: a per-trial limit. The constraint
   value is ``size - budget`` in KB (hundreds: units do not matter to the sampler), and the
-  sampler is ``ConstrainedGPUCBSampler()``, whose default ``mode="feasible"`` (optimistic
-  feasibility, CONFIG) keeps every trial to the forests that may fit and finds the most accurate
-  one that does.
+  sampler is ``ConstrainedGPUCBSampler()``, whose default ``constraints=FeasibleConstraints()``
+  (optimistic feasibility, CONFIG) keeps every trial to the forests that may fit and finds the
+  most accurate one that does.
 * ``--constraint time``: the mean fit time of a fold, in seconds, against ``--budget`` s (default
   0.15; machine-dependent, so set your own), read as a *long-term* budget: the tuning job as a
   whole may spend ``budget`` seconds of training per trial on average, fast trials paying for
-  slow ones. That is Shi & Eryilmaz's setting (AISTATS 2022): ``mode="long_term"``, Algorithm 3
-  (``variant="noisy"``: timings are noisy), constraint value ``time / budget - 1``.
+  slow ones. That is Shi & Eryilmaz's setting (AISTATS 2022):
+  ``constraints=LongTermConstraints("noisy")``, Algorithm 3 (``"noisy"``: timings are noisy),
+  constraint value ``time / budget - 1``.
 
 The constraint is reported the Optuna way, ``trial.set_constraint("budget", value)``: ``> 0`` is
 a violation, ``<= 0`` is feasible. ``study.best_trial`` is Optuna's best *feasible* trial, which
@@ -61,8 +62,8 @@ DEFAULT_BUDGET = {"size": 300.0, "time": 0.15}
 def parse_args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--constraint", choices=["size", "time"], default="size",
-                   help="model size in KB per trial (default, mode='feasible') or mean fit time "
-                        "in s on average (mode='long_term', Algorithm 3)")
+                   help="model size in KB per trial (default, FeasibleConstraints()) or mean "
+                        "fit time in s on average (LongTermConstraints('noisy'), Algorithm 3)")
     p.add_argument("--budget", type=float, default=None,
                    help="budget in KB (size, default 300) or seconds per fit (time, default 0.15)")
     p.add_argument("--n-trials", type=int, default=60, help="trials to add in this run")
@@ -194,8 +195,8 @@ def main() -> None:
         study_name=args.study_name or f"gpbandit-constrained-rf-{args.constraint}-{budget:g}",
         storage=make_storage(args.storage),
         sampler=(ConstrainedGPUCBSampler(seed=args.seed) if args.constraint == "size" else
-                 ConstrainedGPUCBSampler(mode="long_term", variant=variant,
-                                         epoch_length=args.epoch_length, seed=args.seed)),
+                 ConstrainedGPUCBSampler(seed=args.seed, constraints=LongTermConstraints(
+                     variant, epoch_length=args.epoch_length))),
         direction="maximize",
         load_if_exists=True,
     )
@@ -204,8 +205,8 @@ def main() -> None:
         print(f"Resuming study {study.study_name!r} with {n_before} trials.")
     print(f"Maximising 3-fold CV accuracy of a random forest on digits, {args.constraint} budget "
           f"{budget:g} {UNITS[args.constraint]} "
-          + ("per trial (mode='feasible')." if args.constraint == "size"
-             else "on average (mode='long_term', Algorithm 3)."))
+          + ("per trial (FeasibleConstraints())." if args.constraint == "size"
+             else "on average (LongTermConstraints('noisy'), Algorithm 3)."))
     start = time.perf_counter()
     study.optimize(make_objective(args.constraint, budget), n_trials=args.n_trials,
                    show_progress_bar=True)

@@ -20,8 +20,8 @@ Measured on seeds 0-3 (``--seed``): the change detected at trial 80 itself every
 alarm (a validation accuracy on 400 images moves in steps of 0.0025; surprises below 2 % of the
 objective's spread do not count, or one image would be a "change"); ``current_best_trial``
 scores 0.99 on the drifted data where ``study.best_trial`` scores 0.11. About 15 s per run.
-The former default (Avanesov's test on uniform-exploration trials, ``detector="avanesov"``)
-detected it 41-67 trials later.
+The former default (Avanesov's test on uniform-exploration trials,
+``reset=ChangeDetection.avanesov()``) detected it 41-67 trials later.
 
 Run (from the repository root)::
 

@@ -2,7 +2,7 @@
 
 Each worker is a separate process (as on a cluster: same script, same storage, same sampler
 settings). While a worker's trial runs, the other workers see its point through the storage: with
-the default ``pending="hallucinate"`` the point shrinks the GP's variance around it and no other
+the default ``pending=Hallucinate()`` the point shrinks the GP's variance around it and no other
 worker is given a point within 0.03 (encoded units) of it, so the workers never repeat each
 other, and every result is used when it arrives, however late.
 

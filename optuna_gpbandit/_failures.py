@@ -1,9 +1,9 @@
-"""Failed trials -> rows the model learns from (``failures=``) [design choice].
+"""Failed trials -> rows the model learns from (``failures=FailedTrials(...)``) [design choice].
 
 A study's failed trials say where *not* to go: a diverging learning rate, an out-of-memory
 batch size. Dropping them (what Optuna's GPSampler and TPE do) leaves the acquisition's argmax
 where it was, so a GP bandit asks the failing point again and again. With ``"impute"`` (the
-default):
+default, ``FailedTrials(impute=True)``):
 
 ==============================================  ===============================================
 trial                                           row in the model
@@ -18,7 +18,7 @@ PRUNED without one                              the worst observed value
 "Worst observed" is the lowest oriented target of the COMPLETE trials the model sees (after
 any constraint penalty), so the imputed rows never stretch the standardisation. They enter the
 posterior but not the hyperparameter fit (a cliff of imputed values would shrink the
-lengthscales for the whole space). ``"ignore"`` is the former behaviour: such trials are left
+lengthscales for the whole space). ``FailedTrials(impute=False)`` is the former behaviour: such trials are left
 out of the model (logged once with their count).
 
 In both modes the points of these trials are excluded from the maximiser (as pending points
@@ -39,10 +39,10 @@ import numpy as np
 from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
+from optuna_gpbandit._arguments import check_bool
 from optuna_gpbandit._history import History, direction_sign, finite_result
 from optuna_gpbandit._notices import INFO, WARNING, log_once
 
-FAILURE_MODES = ("impute", "ignore")
 # "Keeps hitting failures": this many of the last _RECENT finished trials failed.
 _RECENT, _RECENT_FAILED = 20, 10
 
@@ -57,11 +57,38 @@ class FailedRow:
     kind: str  # "fail", "nonfinite", "pruned" (with a value) or "pruned_empty"
 
 
-def check_failures(mode: str) -> str:
-    """Validate the ``failures=`` argument."""
-    if mode not in FAILURE_MODES:
-        raise ValueError(f"failures must be one of {FAILURE_MODES}, got {mode!r}.")
-    return mode
+@dataclass(frozen=True, kw_only=True)
+class FailedTrials:
+    """What the model makes of FAIL trials (an exception or a NaN value), PRUNED trials and
+    values of ``+-inf``: ``failures=FailedTrials(...)``.
+
+    In every setting their points are not asked again while any other point is left, and a
+    study where most recent trials fail logs a warning once.
+
+    Parameters
+    ----------
+    impute
+        ``True`` (default): they enter the posterior as bad results, the worst observed value,
+        or a pruned trial's last intermediate value (as TPE uses it), so the sampler learns
+        where trials fail (:mod:`optuna_gpbandit._failures`). ``False``: they are left out of
+        the model (Optuna's GPSampler does this; logged once with their count).
+    """
+
+    impute: bool = True
+
+    def __post_init__(self) -> None:
+        check_bool("impute", self.impute)
+
+    def rows(self, study: Study, trial: FrozenTrial, history: History) -> list[FailedRow]:
+        """The history's failed trials (:func:`failed_rows`), reported once per study
+        (:func:`report`)."""
+        rows = failed_rows(history, study.directions[0])  # (multi-objective trials cannot prune)
+        report(study, trial, rows, self.impute)
+        return rows
+
+    def model_rows(self, rows: list[FailedRow]) -> list[FailedRow] | None:
+        """The rows the model's observations take (``None``: none, ``impute=False``)."""
+        return rows if self.impute else None
 
 
 def _last_intermediate(trial: FrozenTrial) -> float | None:
@@ -97,7 +124,7 @@ def imputed_labels(rows: list[FailedRow], y_raw: np.ndarray) -> np.ndarray:
     return np.array([lo if r.value is None else min(max(r.value, lo), hi) for r in rows])
 
 
-def report(study: Study, trial: FrozenTrial, rows: list[FailedRow], mode: str) -> None:
+def report(study: Study, trial: FrozenTrial, rows: list[FailedRow], impute: bool) -> None:
     """Log, once per study, what happens to failed trials, and warn once when most recent
     trials fail."""
     if not rows:
@@ -113,13 +140,13 @@ def report(study: Study, trial: FrozenTrial, rows: list[FailedRow], mode: str) -
         log_once(study, "failures:nonfinite", WARNING,
                  "Trial %d: %d trial(s) returned a non-finite value; they are treated as failed "
                  "trials.", trial.number, counts["nonfinite"])
-    if mode == "ignore":
+    if not impute:
         log_once(study, "failures:ignore", INFO,
-                 "Trial %d: %s trial(s) are left out of the model (failures='ignore'); their "
-                 "points are not asked again.", trial.number, what)
+                 "Trial %d: %s trial(s) are left out of the model (FailedTrials(impute=False)); "
+                 "their points are not asked again.", trial.number, what)
     else:
         log_once(study, "failures:impute", INFO,
-                 "Trial %d: %s trial(s) enter the model as bad results (failures='impute'); their "
+                 "Trial %d: %s trial(s) enter the model as bad results (FailedTrials()); their "
                  "points are not asked again.", trial.number, what)
     finished = [
         t for t in study._get_trials(deepcopy=False, use_cache=True)
@@ -133,4 +160,4 @@ def report(study: Study, trial: FrozenTrial, rows: list[FailedRow], mode: str) -
                  "Trial %d: %d of the last %d finished trials failed or were pruned (%s so far "
                  "with a known point). Check the objective for a failing region or a bug; the "
                  "model %s them.", trial.number, bad, len(finished), what,
-                 "ignores" if mode == "ignore" else "learns to avoid")
+                 "learns to avoid" if impute else "ignores")

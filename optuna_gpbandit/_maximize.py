@@ -16,10 +16,12 @@ never returned while anything else is left: two workers never evaluate one point
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable, Protocol
 
 import numpy as np
 
+from optuna_gpbandit._arguments import check_int
 from optuna_gpbandit._space import RELAX_THRESHOLD, EncodedSpace
 from optuna_gpbandit.acquisition.thompson import argmax_random_tie
 
@@ -32,6 +34,43 @@ class Acquisition(Protocol):
     def values(self, X: np.ndarray) -> np.ndarray: ...
 
     def value_grad(self, x: np.ndarray) -> tuple[float, np.ndarray]: ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class AcquisitionSearch:
+    """How the acquisition's maximiser searches: ``search=AcquisitionSearch(...)``.
+
+    Parameters
+    ----------
+    n_candidates
+        Quasi-random candidates scored before local polishing (default 1024; 512 for
+        :class:`~optuna_gpbandit.GPTSSampler`), and the enumeration limit: a fully discrete
+        space with at most this many points is searched exhaustively. GP-UCB's theorem-1
+        ``beta_t`` counts ``|D|`` as this number in a continuous space.
+    n_local_search
+        Best distinct candidates polished by L-BFGS-B on the continuous parameters and line
+        searches over the discrete ones (default 5).
+    n_warm_starts
+        Best observed points added to the candidates (default 3; with constraint models, the
+        best they admit).
+    """
+
+    n_candidates: int = 1024
+    n_local_search: int = 5
+    n_warm_starts: int = 3
+
+    def __post_init__(self) -> None:
+        check_int("n_candidates", self.n_candidates, 1)
+        check_int("n_local_search", self.n_local_search, 0)
+        check_int("n_warm_starts", self.n_warm_starts, 0)
+
+    def maximise(self, acq: Acquisition, space: EncodedSpace, rng: np.random.Generator, *,
+                 warm_starts: np.ndarray | None = None,
+                 exclude: np.ndarray | None = None) -> tuple[np.ndarray, float]:
+        """:func:`maximize_acquisition` with these settings."""
+        return maximize_acquisition(acq, space, rng, n_candidates=self.n_candidates,
+                                    n_local_search=self.n_local_search,
+                                    warm_starts=warm_starts, exclude=exclude)
 
 
 def _line_values(space: EncodedSpace, i: int, current: float) -> np.ndarray:

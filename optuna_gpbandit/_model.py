@@ -16,13 +16,14 @@ worker process reproduces them exactly.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 from optuna.logging import get_logger
 from optuna.trial import FrozenTrial
 
 from optuna_gpbandit import _randomness
+from optuna_gpbandit._gp_model import GPModel
 from optuna_gpbandit._observations import Observations, limit_rows
 from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit._storage import STATE, read_trial_json
@@ -30,77 +31,8 @@ from optuna_gpbandit.gp.fit import fit_hyperparameters
 from optuna_gpbandit._row_effects import imputed_noise
 from optuna_gpbandit.gp.kernels import check_kernel_name
 from optuna_gpbandit.gp.posterior import GPParams, GPPosterior, NumericalError
-from optuna_gpbandit._arguments import check_int, check_number
 
 _logger = get_logger(__name__)
-
-
-
-MIN_LENGTHSCALE = 1e-6
-"""Smallest fixed ``lengthscale`` accepted (unit-scaled ranges; the fit's own lower bound is
-1e-3). Below about 1e-150 the kernel's scaled squared distances overflow to inf / NaN."""
-
-
-@dataclass(frozen=True)
-class GPConfig:
-    """GP model settings shared by every sampler (see the samplers' docstrings)."""
-
-    kernel: str = "matern52"
-    lengthscale: float | Sequence[float] | None = None
-    kernel_scale: float | None = None
-    noise_var: float | None = None
-    refit_growth: float = 0.05
-    max_fit_points: int = 256
-    input_warping: bool = False
-
-    def __post_init__(self) -> None:
-        check_kernel_name(self.kernel)
-        if self.lengthscale is not None:
-            try:
-                ls = np.asarray(self.lengthscale, dtype=float)
-            except (TypeError, ValueError):
-                ls = np.array([np.nan])
-            if ls.ndim > 1 or ls.size == 0 or not np.all(np.isfinite(ls) & (ls > 0)):
-                raise ValueError(
-                    "lengthscale must be a positive finite number or a sequence of them (one per "
-                    f"parameter), got {self.lengthscale!r}."
-                )
-            if np.any(ls < MIN_LENGTHSCALE):
-                raise ValueError(
-                    f"lengthscale must be at least {MIN_LENGTHSCALE:g}: lengthscales are in units "
-                    "of each parameter's (unit-scaled) range, and far below any resolution the "
-                    "kernel's squared distances overflow; got "
-                    f"{self.lengthscale!r}."
-                )
-        for name in ("kernel_scale", "noise_var"):
-            v = getattr(self, name)
-            if v is not None:
-                check_number(name, v, strict=True)
-        check_number("refit_growth", self.refit_growth)
-        check_int("max_fit_points", self.max_fit_points, 2)
-
-    def lengthscales_for(self, space: EncodedSpace) -> np.ndarray | None:
-        """The fixed lengthscales, one per parameter of ``space`` (``None`` if fitted)."""
-        if self.lengthscale is None:
-            return None
-        ls = np.asarray(self.lengthscale, dtype=float)
-        if ls.ndim == 1 and ls.size not in (1, space.d):
-            raise ValueError(
-                f"lengthscale has {ls.size} values but the search space has {space.d} "
-                f"parameters ({', '.join(space.names)}); give one value per parameter in this "
-                "order, or a scalar."
-            )
-        return np.broadcast_to(ls.reshape(-1) if ls.ndim else ls, (space.d,)).copy()
-
-    @property
-    def warps_inputs(self) -> bool:
-        """Input warping is fitted: asked for, and the lengthscales are not fixed (a fixed
-        lengthscale fixes the input geometry)."""
-        return self.input_warping and self.lengthscale is None
-
-    @property
-    def fits_anything(self) -> bool:
-        return self.lengthscale is None or self.kernel_scale is None or self.noise_var is None
 
 
 @dataclass(frozen=True)
@@ -188,18 +120,16 @@ def _posterior(obs: Observations, params: GPParams, space: EncodedSpace) -> GPPo
 def fit_model(
     obs: Observations,
     space: EncodedSpace,
-    config: GPConfig,
+    config: GPModel,
     previous: dict[str, Any] | None,
     seed: int,
-    noise_var: float | None = None,
 ) -> FittedModel:
     """Posterior for ``obs``: refit or reuse hyperparameters according to the schedule.
 
     Hyperparameters are fitted on the real observations only (censored and imputed labels
     would inflate the noise and shrink the lengthscales); the posterior conditions on every row.
-    ``noise_var`` overrides ``config.noise_var`` (IGP-UCB/GP-TS with a fixed lambda).
     """
-    noise = config.noise_var if noise_var is None else noise_var
+    noise = config.noise_var
     n = obs.n_observed_all  # the refit schedule follows all observations
     fixed_l = config.lengthscales_for(space)
     if fixed_l is not None and config.kernel_scale is not None and noise is not None:
@@ -239,15 +169,18 @@ def fit_model(
     return FittedModel(_posterior(obs, params, space), n_fit, refitted)
 
 
-def capped_fit(obs: Observations, space: EncodedSpace, cap: int | None,
-               rng: np.random.Generator, fit: Callable[[Observations], FittedModel],
-               number: int, what: str = "the GP") -> tuple[Observations, FittedModel] | None:
-    """``obs`` cut to ``cap`` rows (:func:`~optuna_gpbandit._observations.limit_rows`) and
-    the GP ``fit`` on them; ``None`` (logged, naming ``what`` and trial ``number``) when the
-    GP cannot be factorised: the caller then samples a quasi-random point."""
-    obs = limit_rows(obs, cap, rng, space.is_categorical)
+def capped_fit(obs: Observations, space: EncodedSpace, config: GPModel,
+               previous: dict[str, Any] | None, seed: int, number: int,
+               what: str = "the GP") -> tuple[Observations, FittedModel] | None:
+    """``obs`` cut to ``config.max_posterior_points`` rows
+    (:func:`~optuna_gpbandit._observations.limit_rows`, the subset drawn from trial
+    ``number``'s stream) and the GP fitted on them (:func:`fit_model`); ``None`` (logged,
+    naming ``what`` and the trial) when the GP cannot be factorised: the caller then samples
+    a quasi-random point."""
+    rng = _randomness.trial_rng(seed, number, _randomness.SUBSET)
+    obs = limit_rows(obs, config.max_posterior_points, rng, space.is_categorical)
     try:
-        return obs, fit(obs)
+        return obs, fit_model(obs, space, config, previous, seed)
     except NumericalError:
         _logger.warning("Trial %d: %s could not be factorised; sampling a quasi-random "
                         "point.", number, what)

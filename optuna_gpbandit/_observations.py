@@ -25,6 +25,7 @@ from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
 from optuna_gpbandit import _warping
+from optuna_gpbandit._gp_model import GPModel
 from optuna_gpbandit._pending import Design
 from optuna_gpbandit._failures import FailedRow, imputed_labels
 from optuna_gpbandit._space import EncodedSpace
@@ -166,26 +167,30 @@ def build_observations(
     trials: list[FrozenTrial],
     space: EncodedSpace,
     direction: StudyDirection,
-    standardize: bool = True,
+    model: GPModel,
+    *,
     design: Design | None = None,
-    hallucinate: bool = False,
-    lower_bound: float | None = None,
     targets: dict[int, float] | None = None,
     failed: list[FailedRow] | None = None,
     scale_floor: float | None = None,
-    warp: bool = False,
 ) -> Observations:
-    """Encode the observed ``trials`` (COMPLETE, holding every parameter of ``space``).
+    """Encode the observed ``trials`` (COMPLETE, holding every parameter of ``space``) for a
+    GP with the settings ``model`` (standardised targets, output warping).
 
-    With a ``design`` (see :func:`optuna_gpbandit._pending.build_design`) its observed trials
-    replace ``trials`` and its censored rows are appended. ``targets`` (trial number -> oriented
-    target) replaces the oriented objective values, e.g. by penalised ones. ``failed`` rows
-    (see :mod:`optuna_gpbandit._failures`) follow the observed trials with imputed labels
-    (none while nothing is observed). ``scale_floor`` bounds the standardising scale from below
-    (after a change point: the spread of the whole study, so a young segment's few values do not
-    set the model's amplitude). ``warp`` (with ``standardize``): the standardised targets are
-    warped (:mod:`optuna_gpbandit._warping`), fitted on the real observations.
+    With a ``design`` (see :meth:`optuna_gpbandit._pending.PendingRule.design`) its observed
+    trials replace ``trials`` and its pending rows are appended, labelled as the design says
+    (hallucinated, or censored at the worst value or the design's lower bound). ``targets``
+    (trial number -> oriented target) replaces the oriented objective values, e.g. by
+    penalised ones. ``failed`` rows (see :mod:`optuna_gpbandit._failures`) follow the observed
+    trials with imputed labels (none while nothing is observed). ``scale_floor`` bounds the
+    standardising scale from below (after a change point: the spread of the whole study, so a
+    young segment's few values do not set the model's amplitude). With output warping
+    (:attr:`GPModel.warps_outputs`) the standardised targets are warped
+    (:mod:`optuna_gpbandit._warping`), fitted on the real observations.
     """
+    standardize, warp = model.standardize, model.warps_outputs
+    hallucinate = design is not None and design.hallucinate
+    lower_bound = None if design is None else design.lower_bound
     rows = [] if design is None else design.rows
     if design is not None:
         trials = design.observed
@@ -202,7 +207,7 @@ def build_observations(
         scale = max(scale, scale_floor)
     y = _standardize(y_raw, shift, scale)
     fitted = None
-    if warp and standardize and len(trials) >= _warping.MIN_OBSERVED:
+    if warp and len(trials) >= _warping.MIN_OBSERVED:
         n = len(trials)
         ref = spread_subset(X[:n], np.empty((0, X.shape[1])), _warping.reference_size(n),
                             np.random.default_rng(0), space.is_categorical)

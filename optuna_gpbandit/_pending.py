@@ -1,7 +1,10 @@
 """Pending trials -> design rows: hallucinated (the default, GP-BUCB) or censored labels
 (Verma, Dai & Low, ICML 2022), with the counts logged once and recorded.
 
-Every launched point enters the GP design. With ``pending="hallucinate"`` every completed trial
+The rules are settings objects (:class:`PendingRule`: :class:`Hallucinate`, the default,
+:class:`Censoring`, :class:`IgnorePending`), each running this stage for the sampler.
+
+Every launched point enters the GP design. With :class:`Hallucinate` every completed trial
 is observed and every pending one is a row whose label the model stage sets to the posterior
 mean of the observed rows. With censoring, when trial ``c`` is sampled:
 
@@ -33,19 +36,18 @@ from __future__ import annotations
 import datetime
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from optuna.exceptions import UpdateFinishedTrialError
 from optuna.study import Study
 from optuna.trial import FrozenTrial, TrialState
 
+from optuna_gpbandit._arguments import check_number
 from optuna_gpbandit._history import History
 from optuna_gpbandit._notices import INFO, WARNING, log_once
 from optuna_gpbandit._storage import FINISH, read_trial_json, write_trial_json
 
-PENDING_MODES = ("censor", "ignore", "hallucinate")
-DEFAULT_PENDING = "hallucinate"
 # A new point stays this far (max over encoded columns) from every pending point, halved while
 # that leaves no candidate [design choice]: hallucination leaves the mean near a pending point
 # where it was, so a batch piled up 1e-3 apart next to the best point (Branin, 5 x 20).
@@ -56,12 +58,98 @@ _UNITS = ("trials", "seconds")
 _TERMS = ("pending", "window", "none")
 
 
-@dataclass(frozen=True)
-class Censoring:
-    """Settings of the censoring rule for pending trials (``pending=Censoring(...)``).
+@dataclass(frozen=True, kw_only=True)
+class PendingRule:
+    """How trials still running or waiting (other workers', or asked and not told yet) enter
+    the model: ``pending=Hallucinate()`` (default), ``pending=Censoring(...)`` or
+    ``pending=IgnorePending()``. Every completed result is used when it arrives, however late,
+    under every rule but ``Censoring.paper()``, and a pending trial's point is never proposed
+    again while it runs.
 
     Parameters
     ----------
+    stale_after
+        Seconds after which a RUNNING trial of another worker is presumed dead (a crashed
+        worker): it leaves the model, its point is still not proposed, and a warning is logged
+        once. ``None`` (default): 10 times the longest run of any finished trial, at least
+        300 s; ``math.inf``: never. With Optuna's heartbeat (``RDBStorage(...,
+        heartbeat_interval=...)``) a trial whose heartbeat is stale is dead as well.
+    """
+
+    stale_after: float | None = None
+    mode: ClassVar[str] = ""
+    label: ClassVar[str] = ""
+
+    def __post_init__(self) -> None:
+        if self.stale_after is not None and self.stale_after != math.inf:
+            check_number("stale_after", self.stale_after)
+
+    @property
+    def sees_pending(self) -> bool:
+        """Whether pending trials enter the design (and two workers must not take one point)."""
+        return True
+
+    def design(self, study: Study, trial: FrozenTrial, history: History) -> Design:
+        """The design rows of this rule (:func:`build_design`), logged once per study with its
+        counts (:func:`report`)."""
+        design = build_design(history, self)
+        report(study, trial, design, self)
+        return design
+
+    def record_finish(self, study: Study, trial: FrozenTrial) -> None:
+        """``after_trial``: what the rule needs to know of a finishing trial (nothing here)."""
+
+    def width_bonus(self, obs: Any, posterior: Any) -> float:
+        """The widening of the confidence width the pending rows call for (none here)."""
+        return 0.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class Hallucinate(PendingRule):
+    """GP-BUCB (Desautels et al. 2014), the default: pending points enter the design with the
+    posterior mean of the completed trials as label. Their points shrink the variance and the
+    mean stays that of the completed trials, so a batch spreads out and a slow trial in a good
+    region does not push other workers away from it.
+
+    Parameters
+    ----------
+    stale_after
+        See :class:`PendingRule`.
+    """
+
+    mode: ClassVar[str] = "hallucinate"
+    label: ClassVar[str] = "the posterior mean as label (they shrink the variance)"
+
+
+@dataclass(frozen=True, kw_only=True)
+class IgnorePending(PendingRule):
+    """Completed trials only: parallel workers may repeat a point.
+
+    Parameters
+    ----------
+    stale_after
+        See :class:`PendingRule`.
+    """
+
+    mode: ClassVar[str] = "ignore"
+
+    @property
+    def sees_pending(self) -> bool:
+        return False
+
+
+@dataclass(frozen=True, kw_only=True)
+class Censoring(PendingRule):
+    """Verma, Dai & Low's censoring (GP-UCB-SDF / GP-TS-SDF, ICML 2022):
+    ``pending=Censoring(...)``. Pending points enter the GP with the worst observed value as
+    label, which also lowers the mean near them, and the width grows by ``B_y`` times the sum
+    of their posterior standard deviations: more exploration, which pays on rough objectives
+    with long delays.
+
+    Parameters
+    ----------
+    stale_after
+        See :class:`PendingRule`.
     window
         The censoring window ``m`` (the paper's default is twice the mean delay). A result that
         arrives more than ``m`` launches (or seconds) after its trial started is treated as
@@ -102,6 +190,8 @@ class Censoring:
     pending_term: str = "pending"
     discard_late: bool = False
     theory_beta: bool = False
+    mode: ClassVar[str] = "censor"
+    label: ClassVar[str] = "the worst observed value as label, widening the confidence width"
 
     @classmethod
     def paper(cls, window: float = 20, **kwargs: Any) -> "Censoring":
@@ -116,6 +206,7 @@ class Censoring:
         return cls(window=window, **kwargs)
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.window_unit not in _UNITS:
             raise ValueError(f"window_unit must be one of {_UNITS}, got {self.window_unit!r}.")
         if isinstance(self.window, bool) or not (
@@ -134,18 +225,24 @@ class Censoring:
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}.")
 
+    def record_finish(self, study: Study, trial: FrozenTrial) -> None:
+        """Store the number of trials created so far on a finishing trial, where delays in
+        launches decide (``discard_late`` with ``window_unit="trials"``)."""
+        if not self.discard_late or self.window_unit != "trials":
+            return
+        n = study._storage.get_n_trials(study._study_id)
+        try:
+            write_trial_json(study, trial, FINISH, int(n))
+        except UpdateFinishedTrialError:  # told twice, or finished by someone else
+            pass
 
-def resolve_pending(pending: str | Censoring | None) -> tuple[str, Censoring]:
-    """``pending=`` argument (``None``: the default) -> (mode, censoring settings)."""
-    if pending is None:
-        pending = DEFAULT_PENDING
-    if isinstance(pending, Censoring):
-        return "censor", pending
-    if pending not in PENDING_MODES:
-        raise ValueError(
-            f"pending must be one of {PENDING_MODES} or a Censoring instance, got {pending!r}."
-        )
-    return pending, Censoring()
+    def width_bonus(self, obs: Any, posterior: Any) -> float:
+        """``B_y`` times the sum of the posterior standard deviations at the rows in the
+        window."""
+        if not obs.in_window.any():
+            return 0.0
+        var = posterior.mean_var(obs.X[obs.in_window])[1]
+        return self.width * float(np.sum(np.sqrt(var)))
 
 
 @dataclass(frozen=True)
@@ -167,6 +264,8 @@ class Design:
     rows: list[DesignRow]
     n_dead: int = 0  # RUNNING trials presumed dead (left out)
     n_unresolved: int = 0  # pending trials whose point is not known yet (left out)
+    hallucinate: bool = False  # the rows' labels are the posterior mean of the observed rows
+    lower_bound: float | None = None  # a censored label is at most this (objective units)
 
     def counts(self) -> dict[str, int]:
         """How the study's trials enter the model: ``observed`` (completed, real value),
@@ -181,26 +280,6 @@ class Design:
             "dead": self.n_dead,
             "unresolved": self.n_unresolved,
         }
-
-
-def record_finish(study: Study, trial: FrozenTrial, mode: str, cfg: Censoring) -> None:
-    """Store the number of trials created so far on a finishing trial (``after_trial``), where
-    delays in launches decide (``discard_late`` with ``window_unit="trials"``)."""
-    if mode != "censor" or not cfg.discard_late or cfg.window_unit != "trials":
-        return
-    n = study._storage.get_n_trials(study._study_id)
-    try:
-        write_trial_json(study, trial, FINISH, int(n))
-    except UpdateFinishedTrialError:  # told twice, or finished by someone else
-        pass
-
-
-def pending_stage(study: Study, trial: FrozenTrial, history: History, mode: str,
-                  cfg: Censoring) -> Design:
-    """:func:`build_design`, logged once per study with its counts (:func:`report`)."""
-    design = build_design(history, mode, cfg)
-    report(study, trial, design, mode, cfg)
-    return design
 
 
 def _seconds(a: datetime.datetime | None, b: datetime.datetime | None) -> float | None:
@@ -238,12 +317,15 @@ def trial_delay(
     return float(np.count_nonzero(starts[trial.number + 1 :] <= end.timestamp()))
 
 
-def build_design(history: History, mode: str, cfg: Censoring) -> Design:
-    """Classify the history's trials for one sampling call (see the module table)."""
+def build_design(history: History, rule: PendingRule) -> Design:
+    """Classify the history's trials for one sampling call under ``rule`` (see the module
+    table)."""
     current = history.current
     gone = {"n_dead": len(history.dead), "n_unresolved": history.n_unresolved}
-    if mode == "ignore":
+    if not rule.sees_pending:
         return Design(history.completed, [False] * len(history.completed), [], **gone)
+    cfg = rule if isinstance(rule, Censoring) else Censoring()
+    censor = isinstance(rule, Censoring)
     seconds = cfg.window_unit == "seconds"
     m = float(cfg.window)
     now = current.datetime_start or datetime.datetime.now()
@@ -255,7 +337,6 @@ def build_design(history: History, mode: str, cfg: Censoring) -> Design:
             return _seconds(t.datetime_start, now) or 0.0
         return float(current.number - t.number)
 
-    censor = mode == "censor"
     window_term = censor and cfg.pending_term == "window"
     observed, observed_in_window, rows = [], [], []
     starts = _start_times(history.all_trials) if censor and cfg.discard_late else None
@@ -272,25 +353,26 @@ def build_design(history: History, mode: str, cfg: Censoring) -> Design:
         stale = censor and a > m
         in_window = censor and cfg.pending_term != "none" and not stale
         rows.append(DesignRow(p.trial.number, p.params, "stale" if stale else "pending", in_window))
-    return Design(observed, observed_in_window, rows, **gone)
+    return Design(observed, observed_in_window, rows, **gone,
+                  hallucinate=isinstance(rule, Hallucinate),
+                  lower_bound=cfg.lower_bound if censor else None)
 
 
-def report(study: Study, trial: FrozenTrial, design: Design, mode: str, cfg: Censoring) -> None:
+def report(study: Study, trial: FrozenTrial, design: Design, rule: PendingRule) -> None:
     """Log once per study what the pending stage does, with the counts at that moment."""
     counts = design.counts()
     if counts["pending"] or counts["stale"]:
-        label = {"censor": "the worst observed value as label, widening the confidence width",
-                 "hallucinate": "the posterior mean as label (they shrink the variance)"}[mode]
         log_once(study, "pending", INFO,
                  "Trial %d: %d running or waiting trial(s) enter the model as pending points "
-                 "with %s (pending=%r).", trial.number, counts["pending"] + counts["stale"],
-                 label, mode)
+                 "with %s (pending=%s()).", trial.number, counts["pending"] + counts["stale"],
+                 rule.label, type(rule).__name__)
     if counts["late"]:
         log_once(study, "late", WARNING,
                  "Trial %d: %d of %d completed result(s) arrived more than %g %s after their "
                  "trial started and are censored: their values are not used "
                  "(Censoring(discard_late=True), the paper's rule).", trial.number,
-                 counts["late"], counts["late"] + counts["observed"], cfg.window, cfg.window_unit)
+                 counts["late"], counts["late"] + counts["observed"],
+                 getattr(rule, "window", 0), getattr(rule, "window_unit", ""))
     if counts["dead"]:
         log_once(study, "dead", WARNING,
                  "Trial %d: %d RUNNING trial(s) are presumed dead (stale heartbeat, or running "

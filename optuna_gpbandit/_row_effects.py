@@ -1,5 +1,6 @@
-"""What pending and failed rows do once the GP is fitted: the censoring width bonus of pending
-points (Verma, Dai & Low), and the failed trials' extra noise and failing region.
+"""What failed rows do once the GP is fitted: the failed trials' extra noise and failing
+region (the censoring width bonus of pending points is :meth:`Censoring.width_bonus
+<optuna_gpbandit._pending.Censoring.width_bonus>`).
 
 The rows themselves are built before the model (:mod:`optuna_gpbandit._pending`,
 :mod:`optuna_gpbandit._failures`, :mod:`optuna_gpbandit._observations`); these functions read
@@ -17,19 +18,10 @@ from optuna_gpbandit.gp.posterior import GPParams, GPPosterior, NumericalError
 
 if TYPE_CHECKING:
     from optuna_gpbandit._observations import Observations
-    from optuna_gpbandit._pending import Censoring
 
 IMPUTED_NOISE = 0.1  # extra noise of an imputed row at failure share 1/2, times the kernel scale
 REGION_SHARE = 0.5  # failure share from which a failed trial's neighbourhood is avoided
 NEIGHBOURS = 5  # nearest observed rows that give a failed trial's failure share
-
-
-def width_bonus(obs: Observations, posterior: GPPosterior, cfg: Censoring) -> float:
-    """``B_y`` times the sum of the posterior standard deviations at the rows in the window."""
-    if not obs.in_window.any():
-        return 0.0
-    var = posterior.mean_var(obs.X[obs.in_window])[1]
-    return cfg.width * float(np.sum(np.sqrt(var)))
 
 
 def failure_share(obs: Observations, params: GPParams, is_categorical: np.ndarray) -> np.ndarray:

@@ -57,8 +57,11 @@ HERE = Path(__file__).resolve()
 REPO_ROOT = HERE.parent.parent
 
 # Sampler spec: {"sampler": class name, "kwargs": {...}, "seed": int}. The class is looked up in
-# optuna_gpbandit, then in optuna.samplers. A "pending" kwarg given as a dict builds a
-# Censoring(**dict).
+# optuna_gpbandit, then in optuna.samplers. A kwarg (or a field of one) given as a dict with a
+# "type" key builds that settings object of optuna_gpbandit from the other keys:
+# {"pending": {"type": "Censoring", "window": 10}} is pending=Censoring(window=10), and
+# "Class.method" names a constructor ({"type": "Censoring.paper"}). A "pending" dict without
+# "type" builds a Censoring(**dict).
 DEFAULT_SPEC: dict[str, Any] = {"sampler": "GPUCBSampler", "kwargs": {}, "seed": 0}
 
 
@@ -92,11 +95,27 @@ def build_sampler(spec: dict[str, Any] | str) -> optuna.samplers.BaseSampler:
     name = spec.get("sampler", DEFAULT_SPEC["sampler"])
     cls = getattr(optuna_gpbandit, name, None) or getattr(optuna.samplers, name)
     kwargs = dict(spec.get("kwargs") or {})
-    if isinstance(kwargs.get("pending"), dict):
-        kwargs["pending"] = optuna_gpbandit.Censoring(**kwargs["pending"])
+    if isinstance(kwargs.get("pending"), dict) and "type" not in kwargs["pending"]:
+        kwargs["pending"] = {"type": "Censoring", **kwargs["pending"]}
+    kwargs = {key: _settings_object(value) for key, value in kwargs.items()}
     if spec.get("seed") is not None:
         kwargs["seed"] = spec["seed"]
     return cls(**kwargs)
+
+
+def _settings_object(value: Any) -> Any:
+    """A JSON value of a spec's kwargs: ``{"type": name, **fields}`` -> the settings object
+    ``optuna_gpbandit.<name>(**fields)`` (``name`` may be ``"Class.method"``; fields may be
+    such objects too); anything else as it is."""
+    import optuna_gpbandit
+
+    if not (isinstance(value, dict) and "type" in value):
+        return value
+    fields = {k: _settings_object(v) for k, v in value.items() if k != "type"}
+    make: Any = optuna_gpbandit
+    for part in str(value["type"]).split("."):
+        make = getattr(make, part)
+    return make(**fields)
 
 
 # ------------------------------------------------------------------------------ objective

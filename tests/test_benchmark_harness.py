@@ -155,18 +155,47 @@ def test_report_of_unknown_optimum_uses_the_best_value_over_all_runs():
 
 def test_a_variant_name_builds_our_sampler_with_its_arguments():
     from benchmarks.harness.samplers import make_sampler, unknown_samplers
-    sampler = make_sampler('GP-TS{"B": 0.7, "n_candidates": 256}', seed=3)
+    sampler = make_sampler('GP-TS{"width": {"B": 0.7}, "search": {"n_candidates": 256}}', seed=3)
     assert type(sampler).__name__ == "GPTSSampler"
-    assert sampler._B == 0.7 and sampler._n_candidates == 256
-    assert unknown_samplers(["GP-UCB", 'IGP-UCB{"B": 1.0}']) == []
+    assert sampler._width.B == 0.7 and sampler._settings.search.n_candidates == 256
+    # the fields not given keep GP-TS's defaults for that argument, not the classes' defaults
+    assert sampler._width.R == 0.0 and sampler._width.early_factor == 3.0
+    assert unknown_samplers(["GP-UCB", 'IGP-UCB{"width": {"B": 1.0}}']) == []
+
+
+def test_a_variant_chooses_a_settings_class_by_type():
+    from benchmarks.harness.samplers import make_sampler
+    from optuna_gpbandit import CandidateDraw, Censoring, Restarts, Theorem1, Theorem2
+    sampler = make_sampler('GP-UCB{"pending": {"type": "Censoring", "window": 10}, '
+                           '"reset": {"type": "Restarts"}, "beta": {"theorem": 2, "a": 2.0}, '
+                           '"model": {"input_warping": false}}', seed=0)
+    assert sampler._settings.pending == Censoring(window=10)
+    assert isinstance(sampler._settings.reset, Restarts)
+    assert sampler._beta == Theorem2(a=2.0)
+    assert sampler._settings.model.input_warping is False
+    assert make_sampler('GP-UCB{"beta": {"type": "Theorem1.paper"}}', 0)._beta == Theorem1.paper()
+    assert make_sampler('GP-TS{"draw": {"type": "CandidateDraw"}}', 0)._draw == CandidateDraw()
+
+
+def test_a_variant_of_the_earlier_flat_arguments_means_the_same_settings():
+    from benchmarks.harness.samplers import make_sampler, modern_name
+    old = make_sampler('GP-TS{"B": 0.7, "n_candidates": 256}', seed=3)
+    assert old._width.B == 0.7 and old._settings.search.n_candidates == 256
+    assert old._width.early_factor == 3.0
+    assert modern_name('GP-UCB{"beta_scale": 0.1}') == 'GP-UCB{"beta": {"scale": 0.1}}'
+    assert modern_name('GP-UCB{"pending": "censor"}') == 'GP-UCB{"pending": {"type": "Censoring"}}'
 
 
 @pytest.mark.parametrize("name, reason", [
     ('GP-TS{"Bx": 0.7}', "Bx"),  # not an argument of the sampler
-    ('GP-UCB{"beta_scale": -1}', "beta_scale"),  # rejected by the sampler
+    ('GP-TS{"width": {"Bx": 0.7}}', "Bx"),  # not a field of the settings object
+    ('GP-UCB{"beta": {"scale": -1}}', "scale"),  # rejected by the settings object
+    ('GP-UCB{"model": 3}', "model"),  # rejected by the sampler
+    ('GP-UCB{"reset": {"patience": 3}}', "type"),  # no default object to replace
+    ('GP-UCB{"pending": {"type": "Nope"}}', "Nope"),
     ('TPE{"n_startup_trials": 5}', "not one of"),  # not one of ours
-    ("GP-UCB{beta_scale: 1}", "not JSON"),
-    ('GP-UCB{"beta_scale": 1', "not JSON"),
+    ('GP-UCB{beta: {"scale": 1}}', "not JSON"),
+    ('GP-UCB{"beta": {"scale": 1}', "not JSON"),
     ('GP-UCB{"seed": 1}', "seed"),
 ])
 def test_a_bad_variant_is_an_error_naming_it(name, reason):

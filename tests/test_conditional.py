@@ -201,7 +201,7 @@ def test_conditional_spaces_compose(case, tmp_path):
             constraints_func=lambda t: [t.params["lr"] - 0.05], **kw)
     elif case == "cpd":
         from optuna_gpbandit import ChangeDetection
-        sampler = GPUCBCPDSampler(change_detection=ChangeDetection(), **kw)
+        sampler = GPUCBCPDSampler(reset=ChangeDetection(), **kw)
     else:
         sampler = GPUCBSampler(**kw)
     if case == "failures":
@@ -245,7 +245,7 @@ def test_conditional_spaces_compose(case, tmp_path):
 
 
 def test_a_rarely_tried_branch_gets_space_filling_points_first():
-    from optuna_gpbandit._conditional import BRANCH_STARTUP, branch_startup_point
+    from optuna_gpbandit._startup import BRANCH_STARTUP, branch_startup_point
     from optuna_gpbandit._history import History
     rng = np.random.default_rng(3)
     trials = _pipeline_trials(rng, 9)  # 3 per branch
@@ -316,7 +316,7 @@ def test_threads_share_a_branching_study():
 
 
 def test_many_branches_get_no_startup_points():
-    from optuna_gpbandit._conditional import MAX_STARTUP_BRANCHES, branch_startup_point
+    from optuna_gpbandit._startup import MAX_STARTUP_BRANCHES, branch_startup_point
     from optuna_gpbandit._history import History
     n = MAX_STARTUP_BRANCHES + 1
     dists = {f"p{i}": FloatDistribution(0, 1) for i in range(n)}

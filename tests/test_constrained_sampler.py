@@ -9,10 +9,13 @@ from optuna.distributions import FloatDistribution
 from optuna.trial import TrialState, create_trial
 
 from optuna_gpbandit import (
+    AcquisitionSearch,
     ConstrainedGPUCBSampler,
+    FeasibleConstraints,
     GPTSSampler,
     GPUCBSampler,
     IGPUCBSampler,
+    InfoGainWidth,
     LongTermConstraints,
 )
 from optuna_gpbandit.constraints import constrained_beta
@@ -50,7 +53,7 @@ def _next(study):
 def _sampler(**kw):
     """Long-term mode on raw constraint values (``scale=False``: the paper's formulas)."""
     kw.setdefault("seed", 0)
-    kw.setdefault("n_candidates", 128)
+    kw.setdefault("search", AcquisitionSearch(n_candidates=128))
     stage = {k: kw.pop(k) for k in ("history",) if k in kw}
     kw.setdefault("constraints", LongTermConstraints(
         kw.pop("variant", "noiseless"), epoch_length=3, scale=False, **stage))
@@ -141,14 +144,16 @@ def test_direction_does_not_change_suggestions():
 def test_without_constraint_data_it_is_igp_ucb():
     runs = []
     for cls in (ConstrainedGPUCBSampler, IGPUCBSampler):
-        study = optuna.create_study(sampler=cls(seed=1, n_candidates=128))
+        study = optuna.create_study(sampler=cls(seed=1,
+                                                search=AcquisitionSearch(n_candidates=128)))
         study.optimize(lambda t: (t.suggest_float("x", 0, 1) - 0.3) ** 2, n_trials=10)
         runs.append([t.params for t in study.trials])
     assert runs[0] == runs[1]
 
 
 def test_noisy_variant_widens_r_by_the_noise_factor():
-    study = optuna.create_study(direction="maximize", sampler=_sampler(variant="noisy", R=0.1))
+    sampler = _sampler(variant="noisy", width=InfoGainWidth(R=0.1))
+    study = optuna.create_study(direction="maximize", sampler=sampler)
     _add_history(study)
     t, _, mult = _next(study)
     record = read_trial_json(study.get_trials()[t.number], STATE)
@@ -180,7 +185,7 @@ def test_noisy_variant_with_fitted_noise_counts_the_inflation_once():
 
 @pytest.mark.parametrize("inner", [GPUCBSampler, GPTSSampler])
 def test_any_sampler_takes_the_constraint_stage(inner):
-    sampler = inner(seed=0, n_candidates=128,
+    sampler = inner(seed=0, search=AcquisitionSearch(n_candidates=128),
                     constraints=LongTermConstraints("noiseless", epoch_length=3,
                                                                 scale=False))
     study = optuna.create_study(direction="maximize", sampler=sampler)
@@ -218,16 +223,23 @@ def test_bad_constraint_arguments():
     with pytest.raises(ValueError, match="callable"):
         GPUCBSampler(constraints_func=3)
     with pytest.raises(ValueError, match="variant"):
-        ConstrainedGPUCBSampler(mode="long_term", variant="robust")
+        LongTermConstraints("robust")
     with pytest.raises(ValueError, match="kappa_step"):
-        ConstrainedGPUCBSampler(mode="long_term", variant="noiseless", kappa_step=0.1)
-    with pytest.raises(ValueError, match="variant applies to mode='long_term'"):
-        ConstrainedGPUCBSampler(variant="noisy")
-    with pytest.raises(ValueError, match="width applies to mode='feasible'"):
-        ConstrainedGPUCBSampler(mode="long_term", width=1.0)
-    with pytest.raises(ValueError, match="mode must be one of"):
-        ConstrainedGPUCBSampler(mode="average")
+        LongTermConstraints("noiseless", kappa_step=0.1)
+    # The rules' own fields live on their objects (no mode= any more): the long-term fields
+    # are not the sampler's arguments, nor the feasible rule's width the long-term rule's.
+    for old in ({"variant": "noisy"}, {"mode": "long_term"}, {"epoch_length": 5}):
+        with pytest.raises(TypeError, match="unexpected keyword argument"):
+            ConstrainedGPUCBSampler(**old)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'width'"):
+        LongTermConstraints("noiseless", width=1.0)
+    for bad in ("average", "long_term", None):  # the rule is an object
+        with pytest.raises(ValueError, match="constraints must be FeasibleConstraints"):
+            ConstrainedGPUCBSampler(constraints=bad)
     with pytest.raises(ValueError, match="width must be"):
+        FeasibleConstraints(width=-1.0)
+    # the sampler's own width= is IGP-UCB's beta_t
+    with pytest.raises(ValueError, match="width must be an InfoGainWidth instance"):
         ConstrainedGPUCBSampler(width=-1.0)
 
 
@@ -243,7 +255,8 @@ def test_synthetic_problem_violation_falls_and_beats_random():
     for name in ("alg2", "random"):
         early, late = [], []
         for seed in (0, 1):
-            sampler = (ConstrainedGPUCBSampler(mode="long_term", seed=seed, n_candidates=256)
+            sampler = (ConstrainedGPUCBSampler(constraints=LongTermConstraints(), seed=seed,
+                                               search=AcquisitionSearch(n_candidates=256))
                        if name == "alg2"
                        else optuna.samplers.RandomSampler(seed=seed))
             study = optuna.create_study(direction="maximize", sampler=sampler)

@@ -274,7 +274,7 @@ def test_clipping_and_skipped_trials_are_logged_once_per_study(caplog):
     rule = LongTermConstraints("noiseless", epoch_length=3, scale=False)
     for _ in range(2):  # the same rule in two studies: each study is told
         study = optuna.create_study(sampler=ConstrainedGPUCBSampler(
-            seed=0, mode="long_term", constraints=rule, n_startup_trials=2))
+            seed=0, constraints=rule, n_startup_trials=2))
         for i in range(7):
             attrs = {} if i == 2 else {"constraints:g": 1e4}  # trial 2: no data, skipped
             study.add_trial(create_trial(params={"x": i / 7},

@@ -6,7 +6,8 @@ import numpy as np
 import optuna
 import pytest
 
-from optuna_gpbandit import ChangeDetection, CPDSettings, GPTSSampler, GPUCBCPDSampler
+from optuna_gpbandit import (AcquisitionSearch, ChangeDetection, CPDSettings, GPTSSampler,
+                             GPUCBCPDSampler, Restarts)
 from optuna_gpbandit.changepoint import CHANGE_POINTS_KEY, ROLE_KEY
 
 
@@ -32,9 +33,14 @@ def _roles(study):
     return [t.system_attrs.get(ROLE_KEY) for t in study.trials]
 
 
+# The two detectors (the former detector="residual" / "avanesov"), their default settings.
+DETECTORS = {"residual": ChangeDetection, "avanesov": ChangeDetection.avanesov}
+
+
 def test_exploration_schedule_follows_xi_sqrt_t():
-    sampler = GPUCBCPDSampler(seed=0, detector="avanesov", n_startup_trials=1,
-                              cpd_settings=CPDSettings(threshold=math.inf), n_candidates=64)
+    sampler = GPUCBCPDSampler(seed=0, reset=ChangeDetection.avanesov(
+        CPDSettings(threshold=math.inf)), n_startup_trials=1,
+        search=AcquisitionSearch(n_candidates=64))
     study = optuna.create_study(direction="maximize", sampler=sampler)
     study.optimize(lambda t: t.suggest_float("x", 0.0, 1.0), n_trials=35)
     uniform = [t.number for t in study.trials if t.system_attrs[ROLE_KEY] == "uniform"]
@@ -48,7 +54,8 @@ DETECTION_LIMIT = {"residual": 25, "avanesov": 100}
 @pytest.fixture(scope="module", params=["residual", "avanesov"])
 def drift_run(request):
     extra = {} if request.param == "residual" else {"n_startup_trials": 1}
-    sampler = GPUCBCPDSampler(seed=1, n_candidates=256, detector=request.param, **extra)
+    sampler = GPUCBCPDSampler(seed=1, search=AcquisitionSearch(n_candidates=256),
+                              reset=DETECTORS[request.param](), **extra)
     study = optuna.create_study(direction="maximize", sampler=sampler)
     study.optimize(_drifting(change_at=120), n_trials=260)
     return sampler, study
@@ -58,7 +65,7 @@ def test_change_is_detected_after_it_happens_and_not_before(drift_run):
     sampler, study = drift_run
     points = sampler.change_points(study)
     assert points, "no change detected"
-    limit = DETECTION_LIMIT[sampler._change_detection.residual and "residual" or "avanesov"]
+    limit = DETECTION_LIMIT[sampler._settings.reset.residual and "residual" or "avanesov"]
     assert 120 <= points[0] <= 120 + limit
     assert study._storage.get_study_system_attrs(study._study_id)[CHANGE_POINTS_KEY] == points
 
@@ -76,8 +83,8 @@ def test_after_the_reset_suggestions_concentrate_near_the_new_optimum(drift_run)
 
 def test_a_fresh_sampler_replays_the_same_change_points(drift_run):
     sampler, study = drift_run
-    fresh = GPUCBCPDSampler(seed=123, change_detection=ChangeDetection(
-        settings=sampler._change_detection.settings))
+    fresh = GPUCBCPDSampler(seed=123, reset=ChangeDetection(
+        settings=sampler._settings.reset.settings))
     assert fresh.change_points(study) == sampler.change_points(study)
 
 
@@ -86,7 +93,8 @@ def test_resumed_study_suggests_what_the_uninterrupted_run_did(tmp_path, detecto
     objective = _drifting(change_at=40)
 
     def sampler():
-        return GPUCBCPDSampler(seed=2, n_candidates=128, detector=detector)
+        return GPUCBCPDSampler(seed=2, search=AcquisitionSearch(n_candidates=128),
+                               reset=DETECTORS[detector]())
 
     full = optuna.create_study(direction="maximize", sampler=sampler())
     full.optimize(objective, n_trials=70)
@@ -108,8 +116,9 @@ def test_resumed_study_suggests_what_the_uninterrupted_run_did(tmp_path, detecto
 
 def test_enqueued_trials_are_external_and_never_exploration():
     study = optuna.create_study(direction="maximize",
-                                sampler=GPUCBCPDSampler(seed=0, n_candidates=64,
-                                                        detector="avanesov"))
+                                sampler=GPUCBCPDSampler(
+                                    seed=0, search=AcquisitionSearch(n_candidates=64),
+                                    reset=ChangeDetection.avanesov()))
     study.enqueue_trial({"x": 0.5})
     study.optimize(lambda t: t.suggest_float("x", 0.0, 1.0), n_trials=6)
     assert _roles(study)[0] == "external"
@@ -117,7 +126,8 @@ def test_enqueued_trials_are_external_and_never_exploration():
 
 
 def test_change_detection_works_with_thompson_sampling():
-    sampler = GPTSSampler(seed=0, n_candidates=128, change_detection=ChangeDetection.avanesov())
+    sampler = GPTSSampler(seed=0, search=AcquisitionSearch(n_candidates=128),
+                          reset=ChangeDetection.avanesov())
     study = optuna.create_study(direction="maximize", sampler=sampler)
     study.optimize(_drifting(change_at=1000), n_trials=20)
     roles = _roles(study)
@@ -126,7 +136,8 @@ def test_change_detection_works_with_thompson_sampling():
 
 
 def test_residual_detection_works_with_thompson_sampling():
-    sampler = GPTSSampler(seed=0, n_candidates=128, change_detection=ChangeDetection())
+    sampler = GPTSSampler(seed=0, search=AcquisitionSearch(n_candidates=128),
+                          reset=ChangeDetection())
     study = optuna.create_study(direction="maximize", sampler=sampler)
     study.optimize(_drifting(change_at=60), n_trials=100)
     points = sampler.change_points(study)
@@ -138,7 +149,7 @@ def test_residual_detection_works_with_thompson_sampling():
 def test_without_change_detection_the_current_best_is_the_study_best():
     from optuna_gpbandit import GPUCBSampler
 
-    sampler = GPUCBSampler(seed=0, n_candidates=64)
+    sampler = GPUCBSampler(seed=0, search=AcquisitionSearch(n_candidates=64))
     study = optuna.create_study(sampler=sampler)
     assert sampler.current_best_trial(study) is None
     study.optimize(lambda t: (t.suggest_float("x", 0, 1) - 0.3) ** 2, n_trials=8)
@@ -150,8 +161,13 @@ def test_bad_change_detection_arguments():
     from optuna_gpbandit import GPUCBSampler
 
     with pytest.raises(ValueError, match="ChangeDetection"):
-        GPUCBSampler(change_detection="cpd")
+        GPUCBSampler(reset="cpd")
+    for bad in ("cpd", None, Restarts()):  # the preset's reset is a change detector
+        with pytest.raises(ValueError, match="reset must be a ChangeDetection instance"):
+            GPUCBCPDSampler(reset=bad)
     with pytest.raises(ValueError, match="xi"):
-        GPUCBCPDSampler(xi=-1.0)
+        ChangeDetection(xi=-1.0)
+    with pytest.raises(ValueError, match="xi"):
+        ChangeDetection.avanesov(xi=-1.0)
     with pytest.raises(ValueError, match="settings"):
         ChangeDetection(settings={"threshold": 1.0})

@@ -31,7 +31,7 @@ def test_workers_share_a_study(shared_storage, sampler):
     storage, name = shared_storage
     spec = {
         "sampler": sampler,
-        "kwargs": {"n_startup_trials": 5, "pending": "censor"},
+        "kwargs": {"n_startup_trials": 5, "pending": {"type": "Censoring"}},
         "seed": SEED,
     }
     # Created here, not by the workers: RDB schema creation is not safe from 4 processes at once.

@@ -11,7 +11,9 @@ import pytest
 from optuna.samplers import GPSampler
 
 from optuna_gpbandit import (
+    AcquisitionSearch,
     ConstrainedGPUCBSampler,
+    GPModel,
     GPTSSampler,
     GPUCBCPDSampler,
     GPUCBSampler,
@@ -73,7 +75,7 @@ def test_every_gpsampler_argument_is_accepted(cls):
 def test_seed_makes_runs_repeat(cls):
     runs = []
     for _ in range(2):
-        study = optuna.create_study(sampler=cls(seed=3, n_candidates=64))
+        study = optuna.create_study(sampler=cls(seed=3, search=AcquisitionSearch(n_candidates=64)))
         study.optimize(_quadratic, n_trials=8)
         runs.append([t.params for t in study.trials])
     assert runs[0] == runs[1]
@@ -141,7 +143,7 @@ def test_deterministic_objective_fixes_the_noise_at_its_floor(cls):
     assert sampler_record(fixed.trials[-1])["gp"]["noise_var"] == pytest.approx(MIN_NOISE_VAR)
     assert sampler_record(fitted.trials[-1])["gp"]["noise_var"] > 10 * MIN_NOISE_VAR
     with pytest.raises(ValueError, match="deterministic_objective"):
-        cls(deterministic_objective=True, noise_var=0.1)
+        cls(deterministic_objective=True, model=GPModel(noise_var=0.1))
     with pytest.raises(ValueError, match="deterministic_objective"):
         cls(deterministic_objective="yes")
 

@@ -12,6 +12,8 @@ from optuna.trial import TrialState
 
 from optuna_gpbandit import (
     ConstrainedGPUCBSampler,
+    FailedTrials,
+    GPModel,
     GPTSSampler,
     GPUCBCPDSampler,
     GPUCBSampler,
@@ -42,24 +44,28 @@ def test_a_failing_region_does_not_trap_the_sampler(cls, failure):
     study = optuna.create_study(sampler=cls(seed=0))
     study.optimize(lrwd_objective(failure), n_trials=60, catch=(Diverged,))
     failed = sum(t.state != TrialState.COMPLETE for t in study.trials[10:60])
-    # Measured (benchmarks/bench_failures.py, seeds 0-2): 4-13 of 50; with failures="ignore"
-    # 50 of 50 (the former behaviour: the same point over and over).
+    # Measured (benchmarks/bench_failures.py, seeds 0-2): 4-13 of 50; with
+    # FailedTrials(impute=False) 50 of 50 (the former behaviour: the same point over and over).
     assert failed <= 20
     assert _most_asks(study.trials) <= 3
     assert study.best_value < 0.105  # minimum 0.1 at the edge of the failing region
 
 
 def test_ignore_mode_drops_failures_but_never_repeats_a_failed_point(caplog):
-    study = optuna.create_study(sampler=GPUCBSampler(seed=0, failures="ignore"))
+    study = optuna.create_study(sampler=GPUCBSampler(seed=0, failures=FailedTrials(impute=False)))
     with caplog.at_level(logging.INFO, logger="optuna_gpbandit"):
         study.optimize(lrwd_objective("nan"), n_trials=30)
     failed = [t for t in study.trials if t.state == TrialState.FAIL]
     assert len(failed) >= 15  # the model does not learn (the documented old behaviour) ...
     assert _most_asks(failed) == 1  # ... but no failed point is asked again
-    notes = [r.getMessage() for r in caplog.records if "failures='ignore'" in r.getMessage()]
+    notes = [r.getMessage() for r in caplog.records
+             if "FailedTrials(impute=False)" in r.getMessage()]
     assert len(notes) == 1  # the dropped trials are logged once, with counts
     many = [r for r in caplog.records if "of the last" in r.getMessage()]
     assert len(many) == 1 and many[0].levelno == logging.WARNING
+    # The former string spelling is refused, naming the argument.
+    with pytest.raises(ValueError, match="failures must be a FailedTrials instance"):
+        GPUCBSampler(failures="ignore")
 
 
 def test_a_pruned_trial_counts_by_its_last_intermediate_value():
@@ -77,8 +83,8 @@ def test_a_pruned_trial_counts_by_its_last_intermediate_value():
     history = collect_history(study, space, study._storage.get_trial(current._trial_id))
     rows = _failures.failed_rows(history, study.direction)
     assert [r.kind for r in rows] == ["pruned", "pruned_empty", "pruned", "fail"]
-    obs = build_observations(history.completed, EncodedSpace(space), study.direction, False,
-                             failed=rows)
+    obs = build_observations(history.completed, EncodedSpace(space), study.direction,
+                             GPModel(standardize=False, output_warping=False), failed=rows)
     # Oriented (maximise -value): the last intermediate 2.5; none -> the worst (-3); 100
     # clipped to the worst observed; FAIL -> the worst.
     np.testing.assert_allclose(obs.y_raw, [-1.0, -3.0, -2.0, -2.5, -3.0, -3.0, -3.0])
@@ -169,7 +175,8 @@ def test_random_failures_cost_no_more_than_ignoring_them():
     for mode in ("impute", "ignore"):
         regret[mode] = []
         for seed in range(3):
-            study = optuna.create_study(sampler=GPUCBSampler(seed=seed, failures=mode))
+            failures = FailedTrials(impute=mode == "impute")
+            study = optuna.create_study(sampler=GPUCBSampler(seed=seed, failures=failures))
             study.optimize(objective(seed), n_trials=40, catch=(Diverged,))
             regret[mode].append(study.best_value)
     # Measured: medians 3e-4 (impute) and 5e-4 (ignore); random search's median is ~0.1.

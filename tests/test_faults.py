@@ -21,7 +21,7 @@ import pytest
 from optuna.trial import TrialState
 
 import distributed
-from optuna_gpbandit import Censoring, GPUCBSampler
+from optuna_gpbandit import Censoring, GPUCBSampler, Hallucinate
 from optuna_gpbandit._storage import STATE, read_trial_json
 
 pytestmark = pytest.mark.distributed
@@ -100,7 +100,8 @@ def test_killed_worker_without_heartbeat_is_retired_by_the_window_and_the_age_li
     assert all(t.params != dead for t in later)
     # Past the age limit (here 0 s) it leaves the model altogether, in the default mode too.
     study = optuna.load_study(study_name=name, storage=distributed.open_storage(storage),
-                              sampler=GPUCBSampler(seed=0, stale_after=0.0))
+                              sampler=GPUCBSampler(seed=0,
+                                                   pending=Hallucinate(stale_after=0.0)))
     study.optimize(distributed.Objective("branin"), n_trials=3)
     for t in study.get_trials(deepcopy=False)[-3:]:
         assert _state(t)["pending"] == {"observed": len(later) + 8 + t.number - trials[-1].number - 1,

@@ -14,11 +14,14 @@ from optuna.distributions import FloatDistribution
 from optuna.trial import create_trial
 
 from optuna_gpbandit import (
+    AcquisitionSearch,
     ConstrainedGPUCBSampler,
     FeasibleConstraints,
+    GPModel,
     GPTSSampler,
     GPUCBSampler,
     IGPUCBSampler,
+    LongTermConstraints,
 )
 from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit.report import constraint_report, sampler_record
@@ -48,8 +51,8 @@ def test_constraint_units_do_not_matter():
     sequence is compared point by point."""
     runs, best = [], []
     for scale in (1.0, 300.0):
-        study = optuna.create_study(direction="maximize",
-                                    sampler=GPUCBSampler(seed=3, n_candidates=256))
+        study = optuna.create_study(direction="maximize", sampler=GPUCBSampler(
+            seed=3, search=AcquisitionSearch(n_candidates=256)))
         study.optimize(_paper(scale), n_trials=25)
         runs.append(np.array(_params(study)))
         assert study.best_trial.user_attrs["g"] <= 0.0
@@ -66,7 +69,8 @@ def test_constraint_units_do_not_matter():
 def test_paper_problem_finds_a_feasible_optimum(cls):
     """Defaults only: the best feasible trial is close to the constrained optimum (the
     long-term rule found no feasible trial at all in 2 of 3 seeds of 100 trials)."""
-    study = optuna.create_study(direction="maximize", sampler=cls(seed=0, n_candidates=256))
+    study = optuna.create_study(direction="maximize",
+                                sampler=cls(seed=0, search=AcquisitionSearch(n_candidates=256)))
     study.optimize(_paper(), n_trials=60)
     best = study.best_trial  # Optuna's best *feasible* trial
     assert best.user_attrs["g"] <= 0.0
@@ -80,7 +84,8 @@ def test_paper_problem_finds_a_feasible_optimum(cls):
 def test_infeasible_start_moves_toward_feasibility():
     """No point is feasible so far and no lower bound admits one: the next points minimise the
     optimistic violation (the feasible set is x > 0.9)."""
-    sampler = GPUCBSampler(seed=0, n_candidates=256, n_startup_trials=3)
+    sampler = GPUCBSampler(seed=0, search=AcquisitionSearch(n_candidates=256),
+                           n_startup_trials=3)
     study = optuna.create_study(sampler=sampler)
     for x in (0.05, 0.1, 0.2, 0.3, 0.35):
         study.add_trial(create_trial(
@@ -110,12 +115,14 @@ def test_lower_bounds_with_zero_width_separate_feasible_from_infeasible():
             params={"x": float(x)}, distributions={"x": FloatDistribution(0, 1)}, value=0.0,
             system_attrs={"constraints:g": float(400 * (x - 0.5))}))
     trials = study.trials
-    models, skipped = FeasibleConstraints(width=0.0).fit(trials, space, "matern52", 0)
+    models, skipped = FeasibleConstraints(width=0.0).fit(trials, space,
+                                                         GPModel(kernel="matern52"), 0)
     assert skipped == ()
     lb = models.lower_bounds(xs[:, None])[:, 0]
     far = np.abs(xs - 0.5) > 0.1
     assert np.array_equal(lb[far] <= 0, (xs[far] - 0.5) <= 0)
-    wide, _ = FeasibleConstraints(width=3.0).fit(trials, space, "matern52", 0)
+    wide, _ = FeasibleConstraints(width=3.0).fit(trials, space, GPModel(kernel="matern52"),
+                                                 0)
     assert (wide.lower_bounds(xs[:, None])[:, 0] <= lb + 1e-12).all()
 
 
@@ -126,11 +133,15 @@ def test_every_route_of_constraint_values_is_used():
                                        True),
                          ({"constraints": FeasibleConstraints(width=1.0)}, False)]:
         study = optuna.create_study(direction="maximize",
-                                    sampler=GPUCBSampler(seed=1, n_candidates=128, **kw))
+                                    sampler=GPUCBSampler(
+                                        seed=1, search=AcquisitionSearch(n_candidates=128),
+                                        **kw))
         study.optimize(_paper(via_func=via_func), n_trials=8)
         assert sampler_record(study.trials[-1])["feasibility"]["constraints"] == 1, kw
     study = optuna.create_study(direction="maximize",
-                                sampler=GPUCBSampler(seed=1, n_candidates=128, constraints=None))
+                                sampler=GPUCBSampler(
+                                    seed=1, search=AcquisitionSearch(n_candidates=128),
+                                    constraints=None))
     study.optimize(_paper(), n_trials=8)
     assert "feasibility" not in sampler_record(study.trials[-1])
 
@@ -192,11 +203,11 @@ def test_bad_arguments_name_the_argument():
 
 
 @pytest.mark.parametrize("make", [
-    lambda: ConstrainedGPUCBSampler(seed=0, n_candidates=128),
-    lambda: ConstrainedGPUCBSampler(mode="long_term", variant="noisy", epoch_length=3, seed=0,
-                                    n_candidates=128),
-    lambda: ConstrainedGPUCBSampler(mode="long_term", variant="noiseless", epoch_length=3,
-                                    seed=0, n_candidates=128),
+    lambda: ConstrainedGPUCBSampler(seed=0, search=AcquisitionSearch(n_candidates=128)),
+    lambda: ConstrainedGPUCBSampler(constraints=LongTermConstraints("noisy", epoch_length=3),
+                                    seed=0, search=AcquisitionSearch(n_candidates=128)),
+    lambda: ConstrainedGPUCBSampler(constraints=LongTermConstraints("noiseless", epoch_length=3),
+                                    seed=0, search=AcquisitionSearch(n_candidates=128)),
 ])
 def test_constraint_values_near_the_float_limit(make):
     """Values up to 1e300 (the noisy variant used to raise 'UCB width must be finite'): valid
@@ -227,7 +238,8 @@ def test_the_likelier_of_raw_and_warped_values_is_used():
             study.add_trial(create_trial(
                 params={"x": float(x)}, distributions={"x": FloatDistribution(0, 1)},
                 value=0.0, system_attrs={"constraints:g": float(shape(x))}))
-        models, _ = FeasibleConstraints(width=0.0).fit(study.trials, space, "matern52", 0)
+        models, _ = FeasibleConstraints(width=0.0).fit(study.trials, space,
+                                                       GPModel(kernel="matern52"), 0)
         assert models.warped == (expect_warp,)
         g = np.array([shape(x) for x in xs])
         far = np.abs(g) > 0.05 * np.abs(g).max()
@@ -245,7 +257,8 @@ def test_skipped_constraint_data_is_logged_with_counts_but_not_every_trial(caplo
         return x
 
     with caplog.at_level(logging.WARNING, logger="optuna_gpbandit"):
-        optuna.create_study(sampler=GPUCBSampler(seed=0, n_candidates=128)).optimize(
+        optuna.create_study(sampler=GPUCBSampler(
+            seed=0, search=AcquisitionSearch(n_candidates=128))).optimize(
             objective, n_trials=30)
     counts = [int(r.getMessage().split(": ")[1].split()[0]) for r in caplog.records
               if "skipped by the constraint models" in r.getMessage()]

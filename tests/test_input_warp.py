@@ -9,7 +9,7 @@ import numpy as np
 import optuna
 import pytest
 
-from optuna_gpbandit import GPTSSampler, GPUCBSampler, IGPUCBSampler
+from optuna_gpbandit import GPModel, GPTSSampler, GPUCBSampler, IGPUCBSampler
 from optuna_gpbandit._model import parse_state
 from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit._storage import STATE, read_trial_json
@@ -168,7 +168,7 @@ def _objective(trial: optuna.Trial) -> float:
 @pytest.mark.parametrize("cls", [GPUCBSampler, GPTSSampler, IGPUCBSampler])
 def test_samplers_store_the_warp_only_when_asked(cls):
     for flag in (True, False):
-        study = optuna.create_study(sampler=cls(seed=0, input_warping=flag))
+        study = optuna.create_study(sampler=cls(seed=0, model=GPModel(input_warping=flag)))
         study.optimize(_objective, n_trials=12)
         states = [read_trial_json(t, STATE) for t in study.trials[5:]]
         states = [s for s in states if isinstance(s, dict) and "gp" in s]
@@ -185,13 +185,15 @@ def test_samplers_store_the_warp_only_when_asked(cls):
 @pytest.mark.parametrize("bad", [1, "yes", None])
 def test_input_warping_must_be_a_bool(bad):
     with pytest.raises(ValueError, match="input_warping"):
-        GPUCBSampler(input_warping=bad)
+        GPModel(input_warping=bad)
+    with pytest.raises(ValueError, match="model must be a GPModel instance"):
+        GPUCBSampler(model=bad)
 
 
 def test_a_fixed_lengthscale_is_never_warped():
     # the papers' setting (a fixed kernel) stays one argument away: no warp is fitted on top
-    study = optuna.create_study(sampler=GPUCBSampler(seed=0, kernel="se", lengthscale=0.2,
-                                                     kernel_scale=1.0))
+    study = optuna.create_study(sampler=GPUCBSampler(seed=0, model=GPModel(
+        kernel="se", lengthscale=0.2, kernel_scale=1.0)))
     study.optimize(_objective, n_trials=10)
     states = [read_trial_json(t, STATE) for t in study.trials[5:]]
     gp = [s["gp"] for s in states if isinstance(s, dict) and "gp" in s]

@@ -14,10 +14,12 @@ from threadpoolctl import threadpool_info
 from optuna_gpbandit import (
     ChangeDetection,
     ConstrainedGPUCBSampler,
+    GPModel,
     GPTSSampler,
     GPUCBCPDSampler,
     GPUCBSampler,
     IGPUCBSampler,
+    InfoGainWidth,
 )
 from optuna_gpbandit._observations import standardization
 
@@ -62,26 +64,31 @@ def test_values_at_the_float_limit_do_not_raise():
 
 # ----------------------------------------------------------------------- arguments
 @pytest.mark.parametrize(
-    "cls, kwargs, name",
+    "make, name",
     [
-        (GPUCBSampler, {"refit_growth": math.inf}, "refit_growth"),
-        (GPUCBSampler, {"lengthscale": math.nan}, "lengthscale"),
-        (GPUCBSampler, {"lengthscale": math.inf}, "lengthscale"),
-        (GPUCBSampler, {"lengthscale": [0.2, -1.0]}, "lengthscale"),
-        (GPUCBSampler, {"seed": 1.5}, "seed"),
-        (GPUCBSampler, {"seed": -1}, "seed"),
-        (GPUCBSampler, {"noise_var": -1.0}, "noise_var"),
-        (GPUCBSampler, {"n_startup_trials": -1}, "n_startup_trials"),
-        (GPUCBSampler, {"failures": "drop"}, "failures"),
-        (GPUCBSampler, {"standardize": "yes"}, "standardize"),
-        (GPUCBSampler, {"independent_sampler": "random"}, "independent_sampler"),
-        (GPTSSampler, {"gamma": math.nan}, "gamma"),
-        (IGPUCBSampler, {"max_fit_points": 1}, "max_fit_points"),
+        (lambda: GPUCBSampler(model=GPModel(refit_growth=math.inf)), "refit_growth"),
+        (lambda: GPUCBSampler(model=GPModel(lengthscale=math.nan)), "lengthscale"),
+        (lambda: GPUCBSampler(model=GPModel(lengthscale=math.inf)), "lengthscale"),
+        (lambda: GPUCBSampler(model=GPModel(lengthscale=[0.2, -1.0])), "lengthscale"),
+        (lambda: GPUCBSampler(seed=1.5), "seed"),
+        (lambda: GPUCBSampler(seed=-1), "seed"),
+        (lambda: GPUCBSampler(model=GPModel(noise_var=-1.0)), "noise_var"),
+        (lambda: GPUCBSampler(n_startup_trials=-1), "n_startup_trials"),
+        (lambda: GPUCBSampler(failures="drop"), "failures"),
+        (lambda: GPUCBSampler(model=GPModel(standardize="yes")), "standardize"),
+        (lambda: GPUCBSampler(independent_sampler="random"), "independent_sampler"),
+        (lambda: GPTSSampler(width=InfoGainWidth(gamma=math.nan)), "gamma"),
+        (lambda: IGPUCBSampler(model=GPModel(max_fit_points=1)), "max_fit_points"),
+        # a flat value where a settings object goes: refused, naming the argument
+        (lambda: GPUCBSampler(model={"refit_growth": 0.1}), "model must be a GPModel"),
+        (lambda: GPTSSampler(width=math.nan), "width must be an InfoGainWidth"),
+        (lambda: IGPUCBSampler(search=1024), "search must be an AcquisitionSearch"),
+        (lambda: GPUCBSampler(pending="censor"), "pending must be"),
     ],
 )
-def test_bad_arguments_fail_in_the_constructor_naming_them(cls, kwargs, name):
+def test_bad_arguments_fail_in_the_constructor_naming_them(make, name):
     with pytest.raises(ValueError, match=name):
-        cls(**kwargs)
+        make()
 
 
 def test_zero_startup_trials_is_accepted():
@@ -92,7 +99,8 @@ def test_zero_startup_trials_is_accepted():
 
 
 def test_a_lengthscale_list_of_the_wrong_length_says_so():
-    study = optuna.create_study(sampler=GPUCBSampler(seed=0, lengthscale=[0.1, 0.2, 0.3]))
+    study = optuna.create_study(sampler=GPUCBSampler(
+        seed=0, model=GPModel(lengthscale=[0.1, 0.2, 0.3])))
     with pytest.raises(ValueError, match="lengthscale has 3 values but the search space has 2"):
         study.optimize(_branin, n_trials=8)
 
@@ -141,8 +149,7 @@ def test_the_blas_pool_is_left_as_it_was_after_threads():
 
 @pytest.mark.parametrize("cls", PUBLIC + ["cd"])
 def test_every_sampler_survives_pickle_and_deepcopy_after_use(cls):
-    sampler = GPUCBSampler(seed=0, change_detection=ChangeDetection()) if cls == "cd" else cls(
-        seed=0)
+    sampler = GPUCBSampler(seed=0, reset=ChangeDetection()) if cls == "cd" else cls(seed=0)
     study = optuna.create_study(sampler=sampler)
     study.optimize(_branin, n_trials=8)
     for clone in (pickle.loads(pickle.dumps(sampler)), copy.deepcopy(sampler)):
@@ -200,10 +207,11 @@ def test_decoded_bounds_are_the_bounds_themselves():
 @pytest.mark.parametrize("cls", [GPUCBSampler, GPTSSampler])
 def test_tiny_fixed_lengthscales_fail_in_the_constructor(cls):
     with pytest.raises(ValueError, match="lengthscale must be at least"):
-        cls(lengthscale=1e-300, noise_var=1e-300)
+        cls(model=GPModel(lengthscale=1e-300, noise_var=1e-300))
     with pytest.raises(ValueError, match="lengthscale must be at least"):
-        cls(lengthscale=[0.2, 1e-9])
-    cls(lengthscale=1e-6, noise_var=1e-300)  # the smallest accepted; a tiny noise is fine
+        cls(model=GPModel(lengthscale=[0.2, 1e-9]))
+    # the smallest accepted; a tiny noise is fine
+    cls(model=GPModel(lengthscale=1e-6, noise_var=1e-300))
 
 
 def test_a_constant_objective_does_not_stall_the_other(caplog):

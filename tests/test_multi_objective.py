@@ -152,7 +152,7 @@ def test_unsupported_combinations_are_errors_naming_the_argument():
     for sampler, match in (
         (GPUCBCPDSampler(seed=0), "GPUCBCPDSampler supports single-objective"),
         (ConstrainedGPUCBSampler(seed=0), "ConstrainedGPUCBSampler supports single-objective"),
-        (GPUCBSampler(seed=0, change_detection=ChangeDetection()), "change_detection"),
+        (GPUCBSampler(seed=0, reset=ChangeDetection()), r"reset=ChangeDetection\(\.\.\.\)"),
         (GPUCBSampler(seed=0, constraints=LongTermConstraints()), "LongTermConstraints"),
     ):
         study = optuna.create_study(sampler=sampler, **two)

@@ -18,7 +18,8 @@ from optuna.trial import create_trial
 
 from optuna_gpbandit._pending import Design, DesignRow
 from optuna_gpbandit._maximize import maximize_acquisition
-from optuna_gpbandit._model import GPConfig, fit_model
+from optuna_gpbandit._gp_model import GPModel
+from optuna_gpbandit._model import fit_model
 from optuna_gpbandit._observations import build_observations
 from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit.acquisition.thompson import thompson_choice
@@ -34,7 +35,7 @@ SPACE = {
 
 @st.composite
 def designs(draw):
-    """(trials, pending params, space, config, standardize, direction)."""
+    """(trials, pending params, space, config (with standardize on or off), direction)."""
     n_unique = draw(st.integers(1, 12))
     rng = np.random.default_rng(draw(st.integers(0, 2**31 - 1)))
     space = EncodedSpace(SPACE)
@@ -64,8 +65,10 @@ def designs(draw):
         trials.append(t)
     n_pending = draw(st.integers(0, 3))
     pending = [space.decode(u) for u in space.from_uniform(rng.random((n_pending, space.d)))]
-    config = GPConfig(kernel=draw(st.sampled_from(["matern52", "se"])), refit_growth=0.0)
-    return (trials, pending, space, config, draw(st.booleans()),
+    # The stationary kernel, no output warping (the model these properties were written for).
+    config = GPModel(kernel=draw(st.sampled_from(["matern52", "se"])), refit_growth=0.0,
+                     standardize=draw(st.booleans()), input_warping=False, output_warping=False)
+    return (trials, pending, space, config,
             draw(st.sampled_from([StudyDirection.MINIMIZE, StudyDirection.MAXIMIZE])))
 
 
@@ -78,8 +81,8 @@ def _design(trials, pending):
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(designs(), st.integers(0, 2**31 - 1))
 def test_pipeline_stays_finite(case, seed):
-    trials, pending, space, config, standardize, direction = case
-    obs = build_observations(trials, space, direction, standardize, design=_design(trials, pending))
+    trials, pending, space, config, direction = case
+    obs = build_observations(trials, space, direction, config, design=_design(trials, pending))
     assert np.isfinite(obs.X).all() and np.isfinite(obs.y).all()
     assert np.isfinite(obs.shift) and np.isfinite(obs.scale) and obs.scale > 0
 

@@ -14,6 +14,7 @@ import pytest
 from optuna.distributions import FloatDistribution
 from optuna.trial import TrialState, create_trial
 
+from optuna_gpbandit import AcquisitionSearch, GPModel, IgnorePending
 from optuna_gpbandit.gp.posterior import GPParams, GPPosterior
 
 _PAPERS = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "papers"
@@ -126,8 +127,9 @@ def _numpy_posterior() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _suggest(sampler_cls, direction="maximize", **kwargs) -> float:
-    sampler = sampler_cls(seed=0, kernel="se", lengthscale=_L, kernel_scale=1.0, noise_var=_NOISE,
-                          standardize=False, n_candidates=101, n_startup_trials=1, **kwargs)
+    sampler = sampler_cls(seed=0, model=GPModel(kernel="se", lengthscale=_L, kernel_scale=1.0,
+                                                noise_var=_NOISE, standardize=False),
+                          search=AcquisitionSearch(n_candidates=101), n_startup_trials=1, **kwargs)
     study = optuna.create_study(direction=direction, sampler=sampler)
     sign = 1.0 if direction == "maximize" else -1.0
     for x, y in zip(_X_OBS, _Y_OBS):
@@ -198,8 +200,10 @@ def created_studies(monkeypatch):
 def test_run_bandit_trials_hold_arms_only(created_studies):
     harness, studies = created_studies
     arms = np.array([[0.2], [0.7]])
-    sampler = bl.VarianceOnlySampler(seed=0, kernel="se", lengthscale=0.2, kernel_scale=1.0,
-                                     noise_var=0.01, standardize=False, pending="ignore")
+    sampler = bl.VarianceOnlySampler(
+        seed=0, model=GPModel(kernel="se", lengthscale=0.2, kernel_scale=1.0, noise_var=0.01,
+                              standardize=False),
+        pending=IgnorePending())
     f = np.array([0.0, 1.0])
     played = harness.run_bandit(sampler, {"x": FloatDistribution(0.0, 1.0)}, arms, f, 0.0, 5,
                                 noise_seed=0, record_arm=True)

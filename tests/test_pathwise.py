@@ -7,7 +7,7 @@ import optuna
 import pytest
 from optuna.distributions import CategoricalDistribution, FloatDistribution
 
-from optuna_gpbandit import GPTSSampler
+from optuna_gpbandit import CandidateDraw, GPTSSampler, PathDraw
 from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit._storage import STATE, read_trial_json
 from optuna_gpbandit.acquisition.pathwise import SamplePath
@@ -107,10 +107,12 @@ def test_path_draw_beats_random_search():
 
 
 def test_candidates_draw_and_errors():
-    study = optuna.create_study(sampler=GPTSSampler(seed=1, draw="candidates"))
+    study = optuna.create_study(sampler=GPTSSampler(seed=1, draw=CandidateDraw()))
     study.optimize(_objective, n_trials=8)
     assert "draw" not in read_trial_json(study.trials[-1], STATE)
-    with pytest.raises(ValueError, match="draw"):
-        GPTSSampler(draw="grid")
+    # draw= takes PathDraw(...) or CandidateDraw(); a name is refused, the old ones too
+    for bad in ("grid", "candidates", "path", PathDraw):
+        with pytest.raises(ValueError, match="draw must be PathDraw"):
+            GPTSSampler(draw=bad)
     with pytest.raises(ValueError, match="n_features"):
-        GPTSSampler(n_features=0)
+        PathDraw(n_features=0)

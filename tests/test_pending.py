@@ -10,7 +10,8 @@ import pytest
 from optuna.distributions import FloatDistribution
 from optuna.trial import FrozenTrial, TrialState
 
-from optuna_gpbandit import Censoring, GPTSSampler, GPUCBSampler, IGPUCBSampler
+from optuna_gpbandit import (AcquisitionSearch, Censoring, GPModel, GPTSSampler, GPUCBSampler,
+                             Hallucinate, IGPUCBSampler, IgnorePending)
 from optuna_gpbandit import _history
 from optuna_gpbandit._pending import PENDING_SPREAD, build_design, trial_delay
 from optuna_gpbandit._history import collect_history
@@ -89,23 +90,23 @@ def test_design_rows_follow_the_label_table():
     ]
     current = _frozen(10, TrialState.RUNNING, {})
     history = _history_of(trials, current)
-    design = build_design(history, "censor", Censoring(window=3, discard_late=True))
+    design = build_design(history, Censoring(window=3, discard_late=True))
     assert [t.number for t in design.observed] == [0]
     assert [(r.number, r.status, r.in_window) for r in design.rows] == [
         (1, "late", False), (2, "stale", False), (7, "pending", True), (9, "pending", True),
     ]
-    kept = build_design(history, "censor", Censoring(window=3))  # default: late results used
+    kept = build_design(history, Censoring(window=3))  # default: late results used
     assert [t.number for t in kept.observed] == [0, 1]
     assert kept.counts() == {"observed": 2, "late": 0, "pending": 2, "stale": 1, "dead": 0,
                              "unresolved": 0}
     assert design.counts()["late"] == 1
-    window = build_design(history, "censor", Censoring.paper(window=3))
+    window = build_design(history, Censoring.paper(window=3))
     assert [r.in_window for r in window.rows] == [False, False, True, True]
-    none = build_design(history, "censor", Censoring(window=3, pending_term="none"))
+    none = build_design(history, Censoring(window=3, pending_term="none"))
     assert not any(r.in_window for r in none.rows)
-    ignore = build_design(history, "ignore", Censoring(window=3))
+    ignore = build_design(history, IgnorePending())
     assert [t.number for t in ignore.observed] == [0, 1] and ignore.rows == []
-    hall = build_design(history, "hallucinate", Censoring(window=3))
+    hall = build_design(history, Hallucinate())
     assert [t.number for t in hall.observed] == [0, 1]
     assert [r.status for r in hall.rows] == ["pending"] * 3
     assert not any(r.in_window for r in hall.rows)
@@ -115,7 +116,7 @@ def test_window_term_counts_recent_completed_trials():
     p = {"x": 0.1, "y": 0.2}
     trials = [_frozen(n, TrialState.COMPLETE, p, 1.0) for n in range(8)]
     design = build_design(
-        _history_of(trials, _frozen(8, TrialState.RUNNING, {})), "censor",
+        _history_of(trials, _frozen(8, TrialState.RUNNING, {})),
         Censoring(window=3, pending_term="window"),
     )
     assert design.observed_in_window == [False] * 5 + [True] * 3
@@ -133,7 +134,7 @@ def test_seconds_mode_uses_durations_and_ages():
     ]
     current = _frozen(4, TrialState.RUNNING, {}, start=t0 + 30 * s)
     design = build_design(
-        _history_of(trials, current), "censor",
+        _history_of(trials, current),
         Censoring(window=10, window_unit="seconds", discard_late=True),
     )
     assert [t.number for t in design.observed] == [0]
@@ -145,7 +146,8 @@ def test_seconds_mode_uses_durations_and_ages():
 # ------------------------------------------------------------------ delays (spec 8.10, 8.11)
 def test_sequential_runs_have_delay_zero():
     study = optuna.create_study(
-        sampler=GPUCBSampler(seed=0, n_candidates=64, pending=Censoring.paper())
+        sampler=GPUCBSampler(seed=0, search=AcquisitionSearch(n_candidates=64),
+                             pending=Censoring.paper())
     )
     study.optimize(lambda t: _f(*_suggest(t)), n_trials=8)
     trials = study.get_trials()
@@ -164,11 +166,11 @@ def test_ask_k_then_tell_in_order_gives_first_delay_k_minus_1_and_batch_is_never
     assert [trial_delay(t, frozen, "trials") for t in frozen[:k]] == [3.0, 2.0, 1.0, 0.0]
     current = study.ask()
     history = collect_history(study, SPACE, study.get_trials()[-1])
-    design = build_design(history, "censor", Censoring.paper(k - 1))
+    design = build_design(history, Censoring.paper(k - 1))
     assert len(design.observed) == 3 * k and design.rows == []
-    late = build_design(history, "censor", Censoring.paper(k - 2))
+    late = build_design(history, Censoring.paper(k - 2))
     assert sum(r.status == "late" for r in late.rows) == 3
-    kept = build_design(history, "censor", Censoring(window=k - 2))  # the default keeps them
+    kept = build_design(history, Censoring(window=k - 2))  # the default keeps them
     assert len(kept.observed) == 3 * k and kept.rows == []
     study.tell(current, 0.0)
 
@@ -186,16 +188,17 @@ def test_delay_fallback_from_datetimes_for_trials_told_elsewhere():
 
 # ------------------------------------------------------------------ posterior (spec 8.2-8.5)
 def _obs_and_posteriors(hallucinate=False, lower_bound=None):
-    study = _study(GPUCBSampler(seed=1, pending="ignore"), n_told=8)
+    study = _study(GPUCBSampler(seed=1, pending=IgnorePending()), n_told=8)
     for x, y in ((0.5, 0.5), (0.31, 0.58), (0.9, 0.1)):  # the first becomes the current trial
         study.enqueue_trial({"x": x, "y": y})
     current = study.ask()
     history = collect_history(study, SPACE, study.get_trials()[current.number])
     space = EncodedSpace(SPACE)
-    mode = "hallucinate" if hallucinate else "censor"
-    design = build_design(history, mode, Censoring(lower_bound=lower_bound))
-    obs = build_observations(history.completed, space, study.direction, True, design=design,
-                             hallucinate=hallucinate, lower_bound=lower_bound)
+    rule = Hallucinate() if hallucinate else Censoring(lower_bound=lower_bound)
+    assert not (hallucinate and lower_bound is not None)
+    design = build_design(history, rule)  # the design carries hallucinate and lower_bound
+    obs = build_observations(history.completed, space, study.direction,
+                             GPModel(output_warping=False), design=design)
     params = GPParams("matern52", np.array([0.3, 0.3]), 1.0, 0.05)
     seen = obs.observed
     post_c = GPPosterior(obs.X[seen], obs.y[seen], params, space.is_categorical)
@@ -260,8 +263,9 @@ def test_hallucination_keeps_the_completed_mean_and_the_censored_variance():
 @pytest.mark.parametrize("sampler_cls", ALL_SAMPLERS)
 def test_without_pending_trials_censoring_equals_the_plain_sampler(sampler_cls):
     runs = []
-    for pending in ("censor", "ignore", "hallucinate"):
-        study = optuna.create_study(sampler=sampler_cls(seed=3, pending=pending, n_candidates=128))
+    for pending in (Censoring(), IgnorePending(), Hallucinate()):
+        study = optuna.create_study(sampler=sampler_cls(
+            seed=3, pending=pending, search=AcquisitionSearch(n_candidates=128)))
         study.optimize(lambda t: _f(*_suggest(t)), n_trials=12)
         runs.append([t.params for t in study.trials])
     assert runs[0] == runs[1] == runs[2]
@@ -272,18 +276,19 @@ def test_asks_without_tells_give_distinct_points_unless_ignored(sampler_cls):
     default = _study(sampler_cls(seed=0), n_told=12)  # hallucinate, points kept apart
     _, P = _ask_many(default, 5)
     assert _min_pair_distance(P) >= PENDING_SPREAD
-    censored = _study(sampler_cls(seed=0, pending="censor"), n_told=12)
+    censored = _study(sampler_cls(seed=0, pending=Censoring()), n_told=12)
     _, P = _ask_many(censored, 5)
     assert _min_pair_distance(P) > 0.05
     if sampler_cls is not GPTSSampler:  # a UCB maximiser repeats its point
-        ignored = _study(sampler_cls(seed=0, pending="ignore"), n_told=12)
+        ignored = _study(sampler_cls(seed=0, pending=IgnorePending()), n_told=12)
         _, Q = _ask_many(ignored, 3)
         assert _min_pair_distance(Q) < 1e-3
 
 
 @pytest.mark.parametrize("sampler_cls", [GPUCBSampler, IGPUCBSampler, GPTSSampler])
 def test_nu_is_the_width_plus_b_y_times_pending_sigmas(sampler_cls):
-    study = _study(sampler_cls(seed=0, noise_var=0.05, pending=Censoring(width=2.0)), n_told=8)
+    study = _study(sampler_cls(seed=0, model=GPModel(noise_var=0.05),
+                               pending=Censoring(width=2.0)), n_told=8)
     trials, _ = _ask_many(study, 3)
     frozen = {t.number: t for t in study.get_trials()}
     first, last = _state(frozen[trials[0].number]), _state(frozen[trials[-1].number])
@@ -296,8 +301,9 @@ def test_nu_is_the_width_plus_b_y_times_pending_sigmas(sampler_cls):
     history = _history.History(  # as seen then: the last trial's own point was not yet there
         history.current, history.completed, history.pending, 0, history.all_trials)
     space = EncodedSpace(SPACE)
-    design = build_design(history, "censor", Censoring(width=2.0))
-    obs = build_observations(history.completed, space, study.direction, True, design=design)
+    design = build_design(history, Censoring(width=2.0))
+    obs = build_observations(history.completed, space, study.direction,
+                             GPModel(output_warping=False), design=design)
     post = GPPosterior(obs.X, obs.y, GPParams.from_json(last["gp"]), space.is_categorical)
     sd = np.sqrt(post.mean_var(obs.X[obs.in_window])[1])
     assert last["width_bonus"] == pytest.approx(2.0 * sd.sum(), rel=1e-9)
@@ -312,7 +318,7 @@ def test_pending_point_is_avoided_and_its_variance_recorded():
 
 
 def test_stale_running_trial_leaves_the_window():
-    sampler = GPUCBSampler(seed=0, noise_var=0.05, pending=Censoring(window=3))
+    sampler = GPUCBSampler(seed=0, model=GPModel(noise_var=0.05), pending=Censoring(window=3))
     study = _study(sampler, n_told=8)
     zombie, _ = _ask_many(study, 1)  # never told: a crashed worker
     for _ in range(3):
@@ -323,7 +329,7 @@ def test_stale_running_trial_leaves_the_window():
     record = _state(study.get_trials()[t.number])
     assert record["n_censored"] == 1 and record["width_bonus"] == 0.0  # age 4 > 3
     study.tell(t, 0.0)
-    sampler2 = GPUCBSampler(seed=0, noise_var=0.05, pending=Censoring(window=10))
+    sampler2 = GPUCBSampler(seed=0, model=GPModel(noise_var=0.05), pending=Censoring(window=10))
     study.sampler = sampler2
     t = study.ask()
     _suggest(t)
@@ -402,8 +408,10 @@ def test_sampled_params_are_stored_for_other_workers():
 
 
 def test_bad_pending_arguments():
-    with pytest.raises(ValueError, match="pending must be one of"):
-        GPUCBSampler(pending="fantasize")
+    # pending= takes a rule object; a name (the old spelling, or an unknown one) is refused
+    for bad in ("fantasize", "censor", Censoring):
+        with pytest.raises(ValueError, match=r"pending must be Hallucinate\(\), Censoring"):
+            GPUCBSampler(pending=bad)
     with pytest.raises(ValueError, match="window_unit"):
         Censoring(window_unit="hours")
     with pytest.raises(ValueError, match="integer"):

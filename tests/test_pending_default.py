@@ -12,7 +12,8 @@ import pytest
 from optuna.distributions import FloatDistribution
 from optuna.trial import FrozenTrial, TrialState
 
-from optuna_gpbandit import Censoring, GPTSSampler, GPUCBSampler, IGPUCBSampler
+from optuna_gpbandit import (Censoring, GPTSSampler, GPUCBSampler, Hallucinate, IGPUCBSampler,
+                             IgnorePending)
 from optuna_gpbandit.acquisition.beta import igp_ucb_beta, sdf_beta
 from optuna_gpbandit.report import pending_counts, sampler_record
 
@@ -74,8 +75,8 @@ def _late_study(pending):
 
 
 def test_late_results_are_used_by_default_and_discarded_by_the_paper_rule(caplog):
-    for pending in (None, "censor", Censoring(window=5)):
-        counts = pending_counts(_late_study(pending) if pending else _late_study("hallucinate"))
+    for pending in (Hallucinate(), Censoring(), Censoring(window=5)):
+        counts = pending_counts(_late_study(pending))
         assert counts["late"] == 0 and counts["observed"] == 30
     with caplog.at_level(logging.WARNING, logger="optuna_gpbandit"):
         study = _late_study(Censoring.paper(window=20))
@@ -141,7 +142,8 @@ def test_a_crashed_workers_trial_leaves_the_model_after_the_age_limit(caplog):
     point = np.array([old.params["x"], old.params["y"]])
     asked = np.array([[t.params["x"], t.params["y"]] for t in study.trials[-2:]])
     assert np.abs(asked - point).max(axis=1).min() > 1e-3  # its point is still not proposed
-    never = optuna.create_study(sampler=GPUCBSampler(seed=0, stale_after=math.inf))
+    never = optuna.create_study(
+        sampler=GPUCBSampler(seed=0, pending=Hallucinate(stale_after=math.inf)))
     never.add_trials([t for t in study.trials if t.state == TrialState.COMPLETE][:8])
     _running_trial(never, datetime.datetime.now() - datetime.timedelta(hours=2), (0.3, 0.6))
     never.optimize(lambda t: _f(*_suggest(t)), n_trials=1)
@@ -205,8 +207,10 @@ def test_verma_beta_formula_and_its_use():
 
 @pytest.mark.parametrize("value", [-1.0, float("nan"), "1h", True])
 def test_bad_stale_after_is_refused(value):
-    with pytest.raises(ValueError, match="stale_after"):
-        GPUCBSampler(stale_after=value)
+    # stale_after is a field of every pending rule (pending=Hallucinate(stale_after=...))
+    for rule in (Hallucinate, Censoring, IgnorePending):
+        with pytest.raises(ValueError, match="stale_after"):
+            rule(stale_after=value)
 
 
 def test_bad_censoring_flags_are_refused():

@@ -23,11 +23,13 @@ from optuna.distributions import CategoricalDistribution, FloatDistribution
 from optuna.trial import TrialState, create_trial
 
 from optuna_gpbandit import (
+    AcquisitionSearch,
     ConstrainedGPUCBSampler,
     GPTSSampler,
     GPUCBCPDSampler,
     GPUCBSampler,
     IGPUCBSampler,
+    LongTermConstraints,
 )
 from optuna_gpbandit._storage import MULTIPLIERS, STATE, read_trial_json
 
@@ -207,7 +209,8 @@ def test_thousands_of_categorical_choices(name):
 @pytest.mark.parametrize("name", ALL)
 def test_fifty_dimensions(name):
     # Five start-up trials (the default's are 20 here), so the model's trials are tested.
-    study = optuna.create_study(sampler=make(name, n_candidates=256, n_startup_trials=5))
+    sampler = make(name, search=AcquisitionSearch(n_candidates=256), n_startup_trials=5)
+    study = optuna.create_study(sampler=sampler)
 
     def objective(trial):
         xs = np.array([trial.suggest_float(f"x{i:02d}", -1.0, 1.0) for i in range(50)])
@@ -223,13 +226,7 @@ def _constrained_study(values, name="ConstrainedGPUCBSampler", **kwargs):
     """A study whose trial ``i`` gets the constraint ``values[i]`` (dict name -> value,
     or None for no constraint at all)."""
     kwargs.setdefault("epoch_length", 3)
-    if name == "ConstrainedGPUCBSampler":
-        sampler = make(name, n_startup_trials=3, mode="long_term", **kwargs)
-    else:
-        from optuna_gpbandit import LongTermConstraints
-
-        sampler = make(name, n_startup_trials=3, constraints=LongTermConstraints(
-            epoch_length=kwargs.pop("epoch_length"), **kwargs))
+    sampler = make(name, n_startup_trials=3, constraints=LongTermConstraints(**kwargs))
     study = optuna.create_study(sampler=sampler)
     values = list(values)
 

@@ -4,7 +4,7 @@ import numpy as np
 import optuna
 import pytest
 
-from optuna_gpbandit import GPUCBSampler, regret_report
+from optuna_gpbandit import GPModel, GPUCBSampler, regret_report
 from optuna_gpbandit._storage import STATE, read_trial_json
 from optuna_gpbandit.gp import GPParams, information_gain
 from optuna_gpbandit.gp.kernels import Kernel
@@ -49,7 +49,8 @@ def test_information_gain_with_given_params_matches_logdet():
 
 
 def test_information_gain_from_sampler_state_matches_its_records():
-    sampler = GPUCBSampler(seed=0, lengthscale=0.2, kernel_scale=1.0, noise_var=0.025, kernel="se")
+    sampler = GPUCBSampler(seed=0, model=GPModel(lengthscale=0.2, kernel_scale=1.0,
+                                                 noise_var=0.025, kernel="se"))
     study = optuna.create_study(sampler=sampler)
     study.optimize(lambda t: (t.suggest_float("x", 0, 1) - 0.3) ** 2, n_trials=12)
     rep = regret_report(study, 0.0)

@@ -7,7 +7,8 @@ import optuna
 import pytest
 from scipy import stats
 
-from optuna_gpbandit import ChangeDetection, CPDSettings, GPUCBCPDSampler, ResidualTest
+from optuna_gpbandit import (AcquisitionSearch, ChangeDetection, CPDSettings, GPModel,
+                             GPUCBCPDSampler, ResidualTest, Restarts, Theorem1)
 from optuna_gpbandit._observations import build_observations
 from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit.acquisition import avanesov_beta
@@ -160,7 +161,7 @@ def _drifting(change_at, noise=0.05):
 
 
 def test_model_trials_store_their_prediction():
-    sampler = GPUCBCPDSampler(seed=0, n_candidates=128)
+    sampler = GPUCBCPDSampler(seed=0, search=AcquisitionSearch(n_candidates=128))
     study = optuna.create_study(direction="maximize", sampler=sampler)
     study.optimize(_drifting(1000), n_trials=12)
     from optuna_gpbandit.report import sampler_record
@@ -180,13 +181,15 @@ def test_no_false_alarm_on_a_stationary_noisy_objective_and_plain_gp_ucb_unchang
     from optuna_gpbandit import GPUCBSampler
 
     objective = _drifting(10**6)
-    cpd = GPUCBCPDSampler(seed=3, n_candidates=128)
+    cpd = GPUCBCPDSampler(seed=3, search=AcquisitionSearch(n_candidates=128))
     s1 = optuna.create_study(direction="maximize", sampler=cpd)
     s1.optimize(objective, n_trials=120)
     assert cpd.change_points(s1) == []
     s2 = optuna.create_study(direction="maximize",
-                             sampler=GPUCBSampler(seed=3, n_candidates=128, output_warping=False,
-                                                          early_beta_factor=1.0))
+                             sampler=GPUCBSampler(seed=3,
+                                                  search=AcquisitionSearch(n_candidates=128),
+                                                  model=GPModel(output_warping=False),
+                                                  beta=Theorem1(early_factor=1.0)))
     s2.optimize(objective, n_trials=120)
     # without a detection, GP-UCB-CPD's choices are those of GP-UCB on unwarped values (the
     # residual test needs the model in objective units, so change detection does not warp)
@@ -200,15 +203,17 @@ def test_after_a_detection_the_model_is_standardised_with_the_study_spread():
     trials = [optuna.trial.create_trial(params={"x": 0.1 * i}, value=1.0 + 0.01 * i,
                                         distributions=dists)
               for i in range(5)]
-    plain = build_observations(trials, space, optuna.study.StudyDirection.MAXIMIZE)
-    floored = build_observations(trials, space, optuna.study.StudyDirection.MAXIMIZE,
+    model = GPModel(output_warping=False)  # standardised, not warped
+    plain = build_observations(trials, space, optuna.study.StudyDirection.MAXIMIZE, model)
+    floored = build_observations(trials, space, optuna.study.StudyDirection.MAXIMIZE, model,
                                  scale_floor=2.0)
     assert plain.scale == pytest.approx(np.std([1.0 + 0.01 * i for i in range(5)]))
     assert floored.scale == 2.0 and floored.shift == plain.shift
 
 
 def test_drift_window_limits_what_the_model_sees():
-    sampler = GPUCBCPDSampler(seed=0, n_candidates=64, window=10)
+    sampler = GPUCBCPDSampler(seed=0, search=AcquisitionSearch(n_candidates=64),
+                              reset=ChangeDetection(window=10))
     study = optuna.create_study(direction="maximize", sampler=sampler)
     study.optimize(_drifting(10**6), n_trials=30)
     from optuna_gpbandit.report import sampler_record
@@ -225,23 +230,32 @@ def test_avanesov_beta_is_the_papers_schedule():
     assert avanesov_beta(900, d=2)(11) == pytest.approx(
         0.02 * 10 ** (6 / 11) * math.log(900) ** 4)
     sampler = GPUCBCPDSampler.paper(900, noise_var=0.0025, seed=0)
-    cd = sampler._change_detection
+    cd = sampler._settings.reset
     assert isinstance(cd.settings, CPDSettings) and not cd.residual
     assert cd.xi == pytest.approx(math.sqrt(3)) and cd.settings.threshold_const == 2.6
     assert sampler._beta(11) == pytest.approx(beta(11))
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"detector": "cusum"}, "detector"),
-    ({"cpd_settings": CPDSettings()}, "cpd_settings"),
-    ({"detector": "avanesov", "alpha": 0.01}, "alpha"),
-    ({"alpha": 0.0}, "alpha"),
-    ({"alpha": 0.7}, "alpha"),
-    ({"window": 1}, "window"),
+@pytest.mark.parametrize("make, match", [
+    # the detector is the type of ChangeDetection's settings (was detector="cusum")
+    (lambda: ChangeDetection(settings="cusum"), "settings must be a ResidualTest, a CPDSettings"),
+    (lambda: GPUCBCPDSampler(reset=ChangeDetection(settings="cusum")), "settings"),
+    # the sampler takes a ChangeDetection only
+    (lambda: GPUCBCPDSampler(reset="residual"), "reset must be a ChangeDetection"),
+    (lambda: GPUCBCPDSampler(reset=Restarts()), "reset must be a ChangeDetection"),
+    # a detector's settings are its own (was cpd_settings with the residual detector, alpha
+    # with Avanesov's): Avanesov's detector refuses the residual test's settings
+    (lambda: ChangeDetection.avanesov(ResidualTest()), "settings must be a CPDSettings"),
+    (lambda: ChangeDetection.avanesov(ResidualTest(alpha=0.01)), "settings must be a CPDSettings"),
+    (lambda: ResidualTest(alpha=0.0), "alpha"),
+    (lambda: ResidualTest(alpha=0.7), "alpha"),
+    (lambda: GPUCBCPDSampler(reset=ChangeDetection(settings=ResidualTest(alpha=0.7))), "alpha"),
+    (lambda: ChangeDetection(window=1), "window"),
+    (lambda: GPUCBCPDSampler(reset=ChangeDetection(window=1)), "window"),
 ])
-def test_bad_arguments_name_themselves(kwargs, match):
+def test_bad_arguments_name_themselves(make, match):
     with pytest.raises(ValueError, match=match):
-        GPUCBCPDSampler(**kwargs)
+        make()
 
 
 def test_bad_residual_settings():

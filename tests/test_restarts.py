@@ -1,4 +1,4 @@
-"""Restarts (``restarts=True``): when the model restarts, what it then sees, and bad input."""
+"""Restarts (``reset=Restarts()``): when the model restarts, what it then sees, and bad input."""
 
 from __future__ import annotations
 
@@ -13,13 +13,16 @@ from optuna.distributions import FloatDistribution
 from optuna.study import StudyDirection
 from optuna.trial import TrialState, create_trial
 
-from optuna_gpbandit import GPTSSampler, GPUCBSampler, IGPUCBSampler
+from optuna_gpbandit import GPTSSampler, GPUCBSampler, IGPUCBSampler, Restarts
 from optuna_gpbandit._restarts import (CERTAIN_SD, MIN_GAIN, RESTART_PATIENCE, UNEXPLORED_KEY,
                                        UNEXPLORED_SD, replay, restart_points, unexplored)
 from optuna_gpbandit.changepoint import ChangeDetection
 from optuna_gpbandit._storage import STATE
 
 _DIST = {"x": FloatDistribution(0.0, 1.0)}
+# In 2-D the data soon cover the domain, which holds restarts back (tested below); these
+# settings open that gate (unexplored_sd=0), so the sampler tests see restarts within 60-80 trials.
+_OPEN = Restarts(unexplored_sd=0.0)
 _T0 = datetime.datetime(2026, 1, 1)
 
 
@@ -149,14 +152,13 @@ def _flat_with_bump(trial: optuna.Trial) -> float:
 
 
 @pytest.mark.parametrize("cls", [GPUCBSampler, IGPUCBSampler, GPTSSampler])
-def test_sampler_restarts_and_the_model_sees_only_the_new_segment(cls, caplog, monkeypatch):
+def test_sampler_restarts_and_the_model_sees_only_the_new_segment(cls, caplog):
     # In 2-D the data soon cover the domain, which holds restarts back (tested above); with
-    # that gate open the plumbing is seen within 70 trials.
-    monkeypatch.setattr("optuna_gpbandit._restarts.UNEXPLORED_SD", 0.0)
-    study = optuna.create_study(sampler=cls(seed=0, restarts=True))
+    # that gate open (_OPEN) the plumbing is seen within 70 trials.
+    study = optuna.create_study(sampler=cls(seed=0, reset=_OPEN))
     with caplog.at_level(logging.INFO, logger="optuna_gpbandit"):
         study.optimize(_flat_with_bump, n_trials=70)
-    starts = restart_points(study.trials, study.direction)
+    starts = restart_points(study.trials, study.direction, _OPEN)
     assert starts, "a 2-D quadratic settles within 70 trials"
     s = starts[0]
     last = json.loads(study.trials[s - 1].system_attrs[f"{STATE}:0"])
@@ -169,7 +171,7 @@ def test_sampler_restarts_and_the_model_sees_only_the_new_segment(cls, caplog, m
     # The study keeps its best trial (from before the restart, or better).
     assert study.best_value <= min(t.value for t in study.trials[:s])
     # Stateless: a fresh sampler object on the stored trials finds the same restarts.
-    assert restart_points(study.get_trials(deepcopy=True), study.direction) == starts
+    assert restart_points(study.get_trials(deepcopy=True), study.direction, _OPEN) == starts
 
 
 def test_default_never_restarts():
@@ -182,13 +184,18 @@ def test_default_never_restarts():
 
 
 def test_bad_arguments_name_the_argument():
-    with pytest.raises(ValueError, match="restarts"):
-        GPUCBSampler(restarts="yes")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="restarts=True and change_detection"):
-        GPUCBSampler(restarts=True, change_detection=ChangeDetection())
+    # reset= takes None, Restarts() or ChangeDetection(...) (one of them: restarts and change
+    # detection cannot both be asked for); the old flag spelling is refused too.
+    for bad in ("yes", True, 1.0, Restarts):  # (the class, not an instance, too)
+        with pytest.raises(ValueError, match=r"reset must be None, Restarts\(\) or "):
+            GPUCBSampler(reset=bad)  # type: ignore[arg-type]
+    for name, value in (("patience", 0), ("certain_sd", -1.0), ("min_gain", float("nan")),
+                        ("unexplored_sd", "0.5")):
+        with pytest.raises(ValueError, match=name):
+            Restarts(**{name: value})
     study = optuna.create_study(directions=["minimize", "minimize"],
-                                sampler=GPUCBSampler(restarts=True, seed=0))
-    with pytest.raises(ValueError, match="restarts=True supports single-objective"):
+                                sampler=GPUCBSampler(reset=Restarts(), seed=0))
+    with pytest.raises(ValueError, match=r"reset=Restarts\(\.\.\.\) supports single-objective"):
         study.optimize(lambda t: (t.suggest_float("x", 0, 1), 1.0), n_trials=7)
 
 
@@ -199,26 +206,24 @@ def test_restart_points_ignore_non_finite_values():
     assert restart_points(trials, StudyDirection.MINIMIZE)[0] == 10 + RESTART_PATIENCE
 
 
-def test_a_resumed_study_restarts_as_the_uninterrupted_one(monkeypatch):
-    monkeypatch.setattr("optuna_gpbandit._restarts.UNEXPLORED_SD", 0.0)
-    whole = optuna.create_study(sampler=GPUCBSampler(seed=3, restarts=True))
+def test_a_resumed_study_restarts_as_the_uninterrupted_one():
+    whole = optuna.create_study(sampler=GPUCBSampler(seed=3, reset=_OPEN))
     whole.optimize(_flat_with_bump, n_trials=60)
-    assert restart_points(whole.trials, whole.direction)
-    part = optuna.create_study(sampler=GPUCBSampler(seed=3, restarts=True))
+    assert restart_points(whole.trials, whole.direction, _OPEN)
+    part = optuna.create_study(sampler=GPUCBSampler(seed=3, reset=_OPEN))
     part.optimize(_flat_with_bump, n_trials=35)
-    part.sampler = GPUCBSampler(seed=3, restarts=True)  # a new process: nothing in memory
+    part.sampler = GPUCBSampler(seed=3, reset=_OPEN)  # a new process: nothing in memory
     part.optimize(_flat_with_bump, n_trials=25)
     assert [t.params for t in part.trials] == [t.params for t in whole.trials]
 
 
-def test_restarts_with_parallel_workers(monkeypatch):
+def test_restarts_with_parallel_workers():
     # Pending trials of the old segment leave the model with it; nothing breaks, no trial lost.
-    monkeypatch.setattr("optuna_gpbandit._restarts.UNEXPLORED_SD", 0.0)
-    study = optuna.create_study(sampler=GPUCBSampler(seed=0, restarts=True))
+    study = optuna.create_study(sampler=GPUCBSampler(seed=0, reset=_OPEN))
     study.optimize(_flat_with_bump, n_trials=80, n_jobs=3)
     assert len(study.trials) == 80
     assert all(t.state == TrialState.COMPLETE for t in study.trials)
-    starts = restart_points(study.trials, study.direction)
+    starts = restart_points(study.trials, study.direction, _OPEN)
     assert starts
     # Every model trial chose in a segment the final replay knows. (A worker starved between
     # creating its trial and choosing may choose after a restart at a later trial number: its

@@ -9,7 +9,9 @@ import optuna
 import pytest
 from optuna.trial import TrialState
 
-from optuna_gpbandit import ConstrainedGPUCBSampler, GPTSSampler, GPUCBSampler, IGPUCBSampler
+from optuna_gpbandit import (AcquisitionSearch, ConstrainedGPUCBSampler, FailedTrials, GPModel,
+                             GPTSSampler, GPUCBSampler, IGPUCBSampler, InfoGainWidth, Theorem1,
+                             Theorem2, Theorem3)
 from optuna_gpbandit._storage import STATE, read_trial_json
 
 from conftest import ALL_SAMPLERS
@@ -140,7 +142,7 @@ def test_regret_well_below_random_search(sampler_cls, problem):
         rnd_cum.append(c)
         rnd_simple.append(m)
     # Thompson sampling explores more by design (the spec's own check allows 0.8 for GP-TS), and
-    # so does GP-UCB in its first 40 rounds (early_beta_factor: 3x beta_t up to t = 15), which
+    # so does GP-UCB in its first 40 rounds (Theorem1's early_factor: 3x beta_t up to t = 15), which
     # are all of these 30 trials.
     factor = 0.7 if sampler_cls in (GPTSSampler, GPUCBSampler) else 0.5
     assert np.mean(ours_cum) < factor * np.mean(rnd_cum)
@@ -158,8 +160,8 @@ def test_categorical_and_float_space_finds_the_right_category():
 
 
 def test_finite_space_uses_its_cardinality_in_theorem1_beta():
-    study = optuna.create_study(sampler=GPUCBSampler(seed=0, n_startup_trials=2, beta_scale=0.2,
-                                                     early_beta_factor=1.0))
+    study = optuna.create_study(sampler=GPUCBSampler(seed=0, n_startup_trials=2,
+                                                     beta=Theorem1(scale=0.2, early_factor=1.0)))
     study.optimize(lambda t: (t.suggest_int("k", 0, 45) - 17) ** 2, n_trials=6)
     for trial in study.trials[2:]:
         state = _state(trial)
@@ -172,8 +174,9 @@ def test_finite_space_uses_its_cardinality_in_theorem1_beta():
 def test_large_finite_space_caps_theorem1_cardinality_at_the_candidate_count():
     """A discrete space of 2001 x 2001 points with n_candidates=256: |D| = 256 (documented
     in GPUCBSampler's ``beta``), not 4 million."""
-    study = optuna.create_study(sampler=GPUCBSampler(seed=0, n_startup_trials=2, beta_scale=1.0,
-                                                     n_candidates=256, early_beta_factor=1.0))
+    study = optuna.create_study(sampler=GPUCBSampler(seed=0, n_startup_trials=2,
+                                                     beta=Theorem1.paper(),
+                                                     search=AcquisitionSearch(n_candidates=256)))
     study.optimize(lambda t: (t.suggest_int("a", 0, 2000) - 700) ** 2
                    + (t.suggest_int("b", 0, 2000) - 300) ** 2, n_trials=4)
     state = _state(study.trials[-1])
@@ -181,13 +184,13 @@ def test_large_finite_space_caps_theorem1_cardinality_at_the_candidate_count():
 
 
 def test_continuous_space_theorem1_uses_candidate_count_and_theorem2_its_formula():
-    s1 = optuna.create_study(sampler=GPUCBSampler(seed=0, n_candidates=512, beta_scale=1.0,
-                                                  early_beta_factor=1.0))
+    s1 = optuna.create_study(sampler=GPUCBSampler(seed=0, beta=Theorem1.paper(),
+                                                  search=AcquisitionSearch(n_candidates=512)))
     s1.optimize(_quad, n_trials=7)
     st = _state(s1.trials[-1])
     assert st["beta"] == pytest.approx(2 * math.log(512 * st["t"] ** 2 * math.pi**2 / 0.6))
-    s2 = optuna.create_study(sampler=GPUCBSampler(seed=0, beta="theorem2", beta_scale=0.5,
-                                                  early_beta_factor=1.0))
+    s2 = optuna.create_study(sampler=GPUCBSampler(seed=0,
+                                                  beta=Theorem2(scale=0.5, early_factor=1.0)))
     s2.optimize(_quad, n_trials=7)
     st = _state(s2.trials[-1])
     t = st["t"]
@@ -196,17 +199,17 @@ def test_continuous_space_theorem1_uses_candidate_count_and_theorem2_its_formula
 
 
 def test_constant_and_callable_beta_and_bad_beta():
-    s = optuna.create_study(sampler=GPUCBSampler(seed=0, beta=lambda t: 0.5 * t, beta_scale=1.0,
-                                                 early_beta_factor=1.0))
+    # a callable (or a number) is beta_t as given: no scale, no early factor
+    s = optuna.create_study(sampler=GPUCBSampler(seed=0, beta=lambda t: 0.5 * t))
     s.optimize(_quad, n_trials=7)
     st = _state(s.trials[-1])
     assert st["beta"] == pytest.approx(0.5 * st["t"])
-    with pytest.raises(ValueError):
-        GPUCBSampler(beta="theorem9")
-    with pytest.raises(ValueError):
-        GPUCBSampler(beta=-1.0)
-    with pytest.raises(ValueError):
-        GPUCBSampler(delta=1.5)
+    for bad in ("theorem9", "theorem1", "auto", -1.0, float("nan"), True):  # names are refused
+        with pytest.raises(ValueError, match="beta must be a schedule"):
+            GPUCBSampler(beta=bad)
+    for schedule in (Theorem1, Theorem2, Theorem3):
+        with pytest.raises(ValueError, match="delta"):
+            schedule(delta=1.5)
     s = optuna.create_study(sampler=GPUCBSampler(seed=0, beta=lambda t: float("nan")))
     with pytest.raises(ValueError):
         s.optimize(_quad, n_trials=7)
@@ -217,7 +220,8 @@ def test_early_width_multiplies_beta_t_while_the_model_is_young():
     t = 15 and 1 from t = 40; the recorded early_factor is the one applied."""
     from optuna_gpbandit.acquisition.beta import early_factor
 
-    study = optuna.create_study(sampler=GPUCBSampler(seed=0, n_candidates=512))
+    study = optuna.create_study(sampler=GPUCBSampler(seed=0,
+                                                     search=AcquisitionSearch(n_candidates=512)))
     study.optimize(_quad, n_trials=42)
     seen = set()
     for trial in study.trials[5:]:
@@ -229,8 +233,9 @@ def test_early_width_multiplies_beta_t_while_the_model_is_young():
         seen.add(st["early_factor"])
     assert 3.0 in seen and 1.0 in seen and any(1.0 < f < 3.0 for f in seen)
     for bad in (0, -1.0, float("nan"), float("inf"), True, "3"):
-        with pytest.raises(ValueError, match="early_beta_factor"):
-            GPUCBSampler(early_beta_factor=bad)
+        for schedule in (Theorem1, Theorem2, Theorem3):
+            with pytest.raises(ValueError, match="early_factor"):
+                schedule(early_factor=bad)
 
 
 @pytest.mark.parametrize("sampler_cls", [GPUCBSampler, GPTSSampler])
@@ -268,8 +273,9 @@ def test_early_width_is_off_while_trials_are_pending(sampler_cls, caplog):
 
 
 def test_igp_ucb_records_paper_beta_from_data_information_gain():
-    sampler = IGPUCBSampler(seed=0, B=1.0, R=0.1, delta=0.1, lam=0.01, kernel_scale=1.0,
-                            lengthscale=0.2)
+    # lambda = 0.01 with kernel_scale 1: noise_var = 0.01
+    sampler = IGPUCBSampler(seed=0, width=InfoGainWidth(B=1.0, R=0.1, delta=0.1),
+                            model=GPModel(noise_var=0.01, kernel_scale=1.0, lengthscale=0.2))
     s = optuna.create_study(sampler=sampler)
     s.optimize(_quad, n_trials=10)
     for trial in s.trials[5:]:
@@ -280,31 +286,41 @@ def test_igp_ucb_records_paper_beta_from_data_information_gain():
 
 
 def test_gp_ts_scale_and_lambda_theory():
-    sampler = GPTSSampler(seed=0, B=2.0, R=0.5, lam="theory", horizon=50, kernel_scale=1.0,
-                          early_beta_factor=1.0)
+    # Chowdhury & Gopalan's lambda = 1 + 2 / T for T = 50, with kernel_scale 1
+    sampler = GPTSSampler(seed=0, width=InfoGainWidth(B=2.0, R=0.5, early_factor=1.0),
+                          model=GPModel(noise_var=1 + 2 / 50, kernel_scale=1.0))
     s = optuna.create_study(sampler=sampler)
     s.optimize(_quad, n_trials=8)
     st = _state(s.trials[-1])
     assert st["gp"]["noise_var"] == pytest.approx(1 + 2 / 50)
     assert st["v"] == pytest.approx(2.0 + 0.5 * math.sqrt(2 * (st["gamma"] + 1 + math.log(20))))
-    with pytest.raises(ValueError):
-        GPTSSampler(lam="sometimes")
-    with pytest.raises(ValueError):
-        IGPUCBSampler(lam=0.1, noise_var=0.1)
+    # lam is GPModel's noise_var now: a bad one is refused there, a bad model by the sampler
+    with pytest.raises(ValueError, match="noise_var"):
+        GPModel(noise_var="sometimes")
+    with pytest.raises(ValueError, match="model must be a GPModel"):
+        GPTSSampler(model="theory")
+    # the one remaining pair of ways to set the noise still excludes each other
+    with pytest.raises(ValueError, match="Pass either deterministic_objective=True or GPModel"):
+        IGPUCBSampler(deterministic_objective=True, model=GPModel(noise_var=0.1))
 
 
 @pytest.mark.parametrize("sampler_cls, default", [(GPTSSampler, 3.0), (IGPUCBSampler, 1.0)])
 def test_kernelized_early_width_scales_the_paper_width(sampler_cls, default):
     """GP-TS (default 3) and IGP-UCB (default 1): the width is the paper's ``v_t`` / ``beta_t``
-    times ``sqrt(early_factor(t, early_beta_factor))``, the factor on the variance GP-UCB's
-    ``early_beta_factor`` puts on ``beta_t``; the recorded ``early_factor`` is the one applied."""
+    times ``sqrt(early_factor(t, InfoGainWidth.early_factor))``, the factor on the variance
+    GP-UCB's ``Theorem1(early_factor=...)`` puts on ``beta_t``; the recorded ``early_factor`` is
+    the one applied."""
+    import dataclasses
+
     from optuna_gpbandit.acquisition.beta import early_factor
 
     key = "v" if sampler_cls is GPTSSampler else "beta"
     c = 2.0 if sampler_cls is GPTSSampler else 1.0
     for factor in (None, 2.0):
-        kw = {} if factor is None else {"early_beta_factor": factor}
-        study = optuna.create_study(sampler=sampler_cls(seed=0, B=0.5, R=0.2, **kw))
+        # None: the sampler's default width (its early factor) with B and R set
+        kw = {} if factor is None else {"early_factor": factor}
+        width = dataclasses.replace(sampler_cls()._width, B=0.5, R=0.2, **kw)
+        study = optuna.create_study(sampler=sampler_cls(seed=0, width=width))
         study.optimize(_quad, n_trials=20)
         f = default if factor is None else factor
         for trial in study.trials[5:]:
@@ -314,16 +330,19 @@ def test_kernelized_early_width_scales_the_paper_width(sampler_cls, default):
             assert st[key] == pytest.approx(paper * math.sqrt(early_factor(st["t"], f)), rel=1e-12)
         assert _state(study.trials[6])["early_factor"] == f
     for bad in (0, -1.0, float("nan"), float("inf"), True, "3"):
-        with pytest.raises(ValueError, match="early_beta_factor"):
-            sampler_cls(early_beta_factor=bad)
+        with pytest.raises(ValueError, match="early_factor"):
+            InfoGainWidth(early_factor=bad)
+    for bad in (3.0, "3", InfoGainWidth, {"early_factor": 2.0}):  # the width is an object
+        with pytest.raises(ValueError, match="width must be an InfoGainWidth"):
+            sampler_cls(width=bad)
         if sampler_cls is IGPUCBSampler:  # and its subclass
-            with pytest.raises(ValueError, match="early_beta_factor"):
-                ConstrainedGPUCBSampler(early_beta_factor=bad)
+            with pytest.raises(ValueError, match="width must be an InfoGainWidth"):
+                ConstrainedGPUCBSampler(width=bad)
 
 
 def test_information_gain_record_adds_up_with_fixed_hyperparameters():
-    sampler = GPUCBSampler(seed=1, lengthscale=0.2, kernel_scale=1.0, noise_var=0.025,
-                           kernel="se", standardize=False)
+    sampler = GPUCBSampler(seed=1, model=GPModel(lengthscale=0.2, kernel_scale=1.0,
+                                                 noise_var=0.025, kernel="se", standardize=False))
     s = optuna.create_study(sampler=sampler)
     s.optimize(_quad, n_trials=15)
     gp_trials = s.trials[5:]
@@ -332,7 +351,8 @@ def test_information_gain_record_adds_up_with_fixed_hyperparameters():
         assert b["info_gain"] == pytest.approx(a["info_gain"] + a["info_gain_inc"], abs=1e-9)
 
 
-@pytest.mark.parametrize("failures", ["impute", "ignore"])
+@pytest.mark.parametrize("failures", [FailedTrials(), FailedTrials(impute=False)],
+                         ids=["impute", "ignore"])
 @pytest.mark.parametrize("sampler_cls", ALL_SAMPLERS)
 def test_bad_values_and_states_do_not_break_sampling(sampler_cls, failures):
     study = optuna.create_study(sampler=sampler_cls(seed=0, failures=failures))
@@ -358,13 +378,13 @@ def test_bad_values_and_states_do_not_break_sampling(sampler_cls, failures):
         assert -1 <= t.params["x"] <= 1 and t.params["y"] in range(-3, 4)
     gp_states = [_state(t) for t in study.trials if _state(t) is not None]
     assert gp_states and all(np.isfinite(st["mu"]) and np.isfinite(st["sigma"]) for st in gp_states)
-    # "impute": FAIL/PRUNED/infinite trials are observations (t counts them); "ignore": t counts
+    # impute: FAIL/PRUNED/infinite trials are observations (t counts them); ignore: t counts
     # the COMPLETE trials with a finite value only.
     last = study.trials[-1]
     n_finite_before = sum(
         1 for t in study.trials[:-1] if t.state == TrialState.COMPLETE and np.isfinite(t.value)
     )
-    n_imputed = len(study.trials) - 1 - n_finite_before if failures == "impute" else 0
+    n_imputed = len(study.trials) - 1 - n_finite_before if failures.impute else 0
     assert _state(last)["t"] == n_finite_before + n_imputed + 1
 
 
@@ -392,15 +412,27 @@ def test_degenerate_spaces_and_objectives(sampler_cls):
 
 
 def test_constructor_validation():
-    for kwargs in (
-        {"n_startup_trials": -1},
-        {"n_candidates": 0},
-        {"kernel": "rbf"},
-        {"lengthscale": -1.0},
-        {"noise_var": 0.0},
-        {"refit_growth": -0.1},
+    with pytest.raises(ValueError, match="n_startup_trials"):
+        GPUCBSampler(n_startup_trials=-1)
+    for make, kwargs in (
+        (AcquisitionSearch, {"n_candidates": 0}),
+        (GPModel, {"kernel": "rbf"}),
+        (GPModel, {"lengthscale": -1.0}),
+        (GPModel, {"noise_var": 0.0}),
+        (GPModel, {"refit_growth": -0.1}),
     ):
-        with pytest.raises(ValueError):
+        name = next(iter(kwargs))
+        with pytest.raises(ValueError, match=name if name != "kernel" else "kernel 'rbf'"):
+            make(**kwargs)
+    # the sampler refuses anything but the settings object for each argument
+    for kwargs, match in (
+        ({"search": 0}, "search must be an AcquisitionSearch"),
+        ({"search": {"n_candidates": 0}}, "search must be an AcquisitionSearch"),
+        ({"model": "rbf"}, "model must be a GPModel"),
+        ({"model": GPModel}, "model must be a GPModel"),
+        ({"failures": "ignore"}, "failures must be a FailedTrials"),
+    ):
+        with pytest.raises(ValueError, match=match):
             GPUCBSampler(**kwargs)
     with pytest.raises(TypeError):
         GPUCBSampler(0)  # keyword-only
@@ -410,11 +442,12 @@ def test_fixed_hyperparameters_override_stored_state_of_a_resumed_study():
     study = optuna.create_study(sampler=GPUCBSampler(seed=0))
     study.optimize(_quad, n_trials=8)
     assert _state(study.trials[-1])["gp"]["lengthscales"][0] != pytest.approx(0.1)
-    study.sampler = GPUCBSampler(seed=0, lengthscale=0.1, refit_growth=10.0)
+    study.sampler = GPUCBSampler(seed=0, model=GPModel(lengthscale=0.1, refit_growth=10.0))
     study.optimize(_quad, n_trials=2)
     for t in study.trials[-2:]:
         assert _state(t)["gp"]["lengthscales"] == [pytest.approx(0.1)]
-    study.sampler = GPUCBSampler(seed=0, lengthscale=0.2, kernel_scale=1.0, noise_var=0.01)
+    study.sampler = GPUCBSampler(seed=0, model=GPModel(lengthscale=0.2, kernel_scale=1.0,
+                                                       noise_var=0.01))
     study.optimize(_quad, n_trials=1)
     st = _state(study.trials[-1])
     assert st["gp"] == {"kernel": "matern52", "lengthscales": [0.2], "scale": 1.0, "noise_var": 0.01}
@@ -439,13 +472,16 @@ def test_posterior_cap_keeps_pending_and_best_rows_and_counts_every_trial():
     assert limit_rows(obs, None, np.random.default_rng(0)) is obs
     assert limit_rows(obs, 100, np.random.default_rng(0)) is obs
 
-    study = optuna.create_study(sampler=GPUCBSampler(seed=0, max_posterior_points=12))
+    study = optuna.create_study(sampler=GPUCBSampler(seed=0,
+                                                     model=GPModel(max_posterior_points=12)))
     study.optimize(_quad, n_trials=20)
     last = _state(study.trials[-1])
     assert last["n_posterior"] == 12 and last["n_observed"] == 19 and last["t"] == 20
     assert study.best_value < 1e-3
-    with pytest.raises(ValueError):
-        GPUCBSampler(max_posterior_points=1)
+    with pytest.raises(ValueError, match="max_posterior_points"):
+        GPModel(max_posterior_points=1)
+    with pytest.raises(ValueError, match="model must be a GPModel"):
+        GPUCBSampler(model={"max_posterior_points": 1})
 
 
 def test_posterior_cap_keeps_a_witness_of_every_region():

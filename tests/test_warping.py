@@ -7,7 +7,7 @@ import optuna
 import pytest
 from scipy.special import ndtri
 
-from optuna_gpbandit import GPUCBSampler
+from optuna_gpbandit import GPModel, GPUCBSampler
 from optuna_gpbandit import _warping
 from optuna_gpbandit._observations import build_observations
 from optuna_gpbandit._space import EncodedSpace
@@ -103,7 +103,7 @@ def test_observations_warp_and_records_in_objective_units(warp):
     study = _study_with(values)
     trials = study.get_trials()
     space = EncodedSpace({"x": trials[0].distributions["x"]})
-    obs = build_observations(trials, space, study.direction, warp=warp)
+    obs = build_observations(trials, space, study.direction, GPModel(output_warping=warp))
     assert (obs.warp is not None) is warp
     for i in range(len(values)):
         value, _ = obs.to_objective(float(obs.y[i]), 0.0)
@@ -117,11 +117,14 @@ def test_the_sampler_warps_by_default_and_not_with_output_warping_false():
 
     lifted = {}
     for flag in (True, False):
-        study = optuna.create_study(sampler=GPUCBSampler(seed=0, output_warping=flag))
+        study = optuna.create_study(sampler=GPUCBSampler(seed=0,
+                                                         model=GPModel(output_warping=flag)))
         study.optimize(objective, n_trials=16)
         assert study.best_value < 0.01
         records = [r for r in (read_trial_json(t, STATE) for t in study.trials) if r]
         lifted[flag] = max(r["n_warped"] for r in records)
     assert lifted[True] > 0 and lifted[False] == 0
     with pytest.raises(ValueError, match="output_warping"):
-        GPUCBSampler(output_warping="yes")  # type: ignore[arg-type]
+        GPModel(output_warping="yes")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="model must be a GPModel"):
+        GPUCBSampler(model={"output_warping": False})  # type: ignore[arg-type]

@@ -63,7 +63,7 @@ def _check_samplers(names: list[str]) -> list[str]:
     bad = unknown_samplers(names)
     if bad:
         raise SystemExit(f"unknown sampler(s): {'; '.join(bad)}; known: {', '.join(SAMPLERS)}, "
-                         "or a variant of one of ours such as 'GP-TS{\"B\": 0.7}'")
+                         "or a variant of one of ours such as 'GP-TS{\"width\": {\"B\": 0.7}}'")
     return names
 
 

@@ -4,9 +4,10 @@ Srinivas et al. (2010, Fig. 5) compare GP-UCB with EI, MPI (probability of impro
 mean-only and a variance-only rule; Chowdhury & Gopalan (2017, Figs. 1-3) with GP-EI and GP-PI.
 Neither paper gives formulas or parameters for them; the standard forms are used
 (``gp_ucb.md`` section 6, ``igp_ucb_gp_ts.md`` section 6). Every rule is maximised over the
-search space exactly as our GP-UCB is (exhaustive on a discrete space of at most
-``n_candidates`` points, otherwise Sobol candidates + L-BFGS-B polish), on the same GP posterior
-(same kernel, hyperparameters, ``standardize`` setting), so only the acquisition differs.
+search space exactly as our GP-UCB is (the sampler's ``search=AcquisitionSearch(...)``:
+exhaustive on a discrete space of at most ``n_candidates`` points, otherwise Sobol candidates +
+L-BFGS-B polish), on the same GP posterior (same ``model=GPModel(...)``: kernel,
+hyperparameters, ``standardize``), so only the acquisition differs.
 
 With ``z = (mu - tau - xi) / sigma``:
 
@@ -18,7 +19,7 @@ With ``z = (mu - tau - xi) / sigma``:
 The incumbent ``tau`` is the largest posterior mean at an observed point (``incumbent="mean"``,
 robust to noise) or the largest observed target (``incumbent="observed"``). ``mu``, ``sigma``,
 ``tau`` and ``xi`` are in the GP's units: raw (direction-oriented) objective values with
-``standardize=False``, standardised ones otherwise.
+``GPModel(standardize=False)``, standardised ones otherwise.
 
 These samplers live in ``benchmarks/papers`` and are not part of the package.
 """
@@ -30,7 +31,6 @@ from typing import Any
 import numpy as np
 from scipy.special import log_ndtr, ndtr
 
-from optuna_gpbandit._maximize import maximize_acquisition
 from optuna_gpbandit.gp.posterior import GPPosterior
 from optuna_gpbandit.samplers._base import GPBanditSampler, SelectionContext
 
@@ -66,7 +66,8 @@ def probability_of_improvement(mu, sigma, tau: float, xi: float = 0.01) -> np.nd
 
 # --------------------------------------------------------------------------- acquisitions
 class _PosteriorAcquisition:
-    """``values(X)`` (batched) and ``value_grad(x)`` as :func:`maximize_acquisition` expects."""
+    """``values(X)`` (batched) and ``value_grad(x)`` as the maximiser
+    (:meth:`~optuna_gpbandit.AcquisitionSearch.maximise`) expects."""
 
     def __init__(self, posterior: GPPosterior) -> None:
         self.posterior = posterior
@@ -147,17 +148,14 @@ class VarianceAcq(_PosteriorAcquisition):
 
 # --------------------------------------------------------------------------- samplers
 class _BaselineSampler(GPBanditSampler):
-    """Maximise a posterior acquisition with the package's maximiser."""
+    """Maximise a posterior acquisition with the package's maximiser (``ctx.search``)."""
 
     def _acquisition(self, ctx: SelectionContext) -> tuple[_PosteriorAcquisition, dict[str, Any]]:
         raise NotImplementedError
 
     def _select(self, ctx: SelectionContext) -> tuple[np.ndarray, dict[str, Any]]:
         acq, record = self._acquisition(ctx)
-        x, value = maximize_acquisition(
-            acq, ctx.space, ctx.rng, n_candidates=self._n_candidates,
-            n_local_search=self._n_local_search, warm_starts=ctx.warm_starts(),
-        )
+        x, value = ctx.search.maximise(acq, ctx.space, ctx.rng, warm_starts=ctx.warm_starts())
         record["acq"] = float(value)
         return x, record
 

@@ -16,7 +16,9 @@ Setting (paper section 6, spec ``igp_ucb_gp_ts.md`` section 7, E1 and E2):
 * methods: IGP-UCB (``beta_t = B + R sqrt(2 (gamma_{t-1} + 1 + ln(1/delta)))``), GP-TS
   (``v_t`` with ``ln(2/delta)``), GP-UCB with the paper's RKHS width
   ``sqrt(2 B^2 + 300 gamma_{t-1} ln^3(t/delta))`` (a callable ``beta`` of our GPUCBSampler), EI
-  (xi = 0) and PI (xi = 0.01), all on raw targets (``standardize=False``);
+  (xi = 0) and PI (xi = 0.01), all on raw targets (``GPModel(standardize=False)``) with the
+  paper's widths as given (``InfoGainWidth.paper(...)``, no early factor; GP-UCB's callable
+  ``beta`` is used as given);
 * metric: cumulative regret from the noiseless f, mean ± standard deviation over draws.
 
 The arms are random points, not a grid. Each sampler proposes a point of
@@ -48,7 +50,14 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 from baselines import EISampler, PISampler  # noqa: E402
 
-from optuna_gpbandit import GPTSSampler, GPUCBSampler, IGPUCBSampler  # noqa: E402
+from optuna_gpbandit import (  # noqa: E402
+    GPModel,
+    GPTSSampler,
+    GPUCBSampler,
+    IGPUCBSampler,
+    IgnorePending,
+    InfoGainWidth,
+)
 from optuna_gpbandit.acquisition.beta import theory_gamma  # noqa: E402
 
 N_ARMS = 100
@@ -105,21 +114,23 @@ def make_problem(kind: str, kernel: str, draw: int) -> dict:
 
 
 def make_sampler(method: str, seed: int, kernel: str, B: float, R: float, d: int):
-    common = dict(seed=seed, kernel=kernel, lengthscale=LENGTHSCALE, kernel_scale=1.0,
-                  standardize=False, n_startup_trials=1, pending="ignore")
-    lam = R * R
+    lam = R * R  # the paper's lambda; the known kernel_scale is 1, so noise_var = lambda
+    model = GPModel(kernel=kernel, lengthscale=LENGTHSCALE, kernel_scale=1.0, noise_var=lam,
+                    standardize=False)
+    common = dict(seed=seed, model=model, n_startup_trials=1, pending=IgnorePending())
+    width = InfoGainWidth.paper(B=B, R=R, delta=DELTA, gamma="theory")
     if method == "IGP-UCB":
-        return IGPUCBSampler(B=B, R=R, delta=DELTA, lam=lam, gamma="theory", **common)
+        return IGPUCBSampler(width=width, **common)
     if method == "GP-TS":
-        return GPTSSampler(B=B, R=R, delta=DELTA, lam=lam, gamma="theory", **common)
+        return GPTSSampler(width=width, **common)
     if method == "GP-UCB":
         def beta(t: int) -> float:  # squared width: 2 B^2 + 300 gamma_{t-1} ln^3(t / delta)
             return 2.0 * B * B + 300.0 * theory_gamma(t - 1, d, kernel) * math.log(t / DELTA) ** 3
-        return GPUCBSampler(beta=beta, beta_scale=1.0, delta=DELTA, noise_var=lam, **common)
+        return GPUCBSampler(beta=beta, **common)
     if method == "EI":
-        return EISampler(xi=0.0, noise_var=lam, **common)
+        return EISampler(xi=0.0, **common)
     if method == "PI":
-        return PISampler(xi=0.01, noise_var=lam, **common)
+        return PISampler(xi=0.01, **common)
     raise ValueError(method)
 
 

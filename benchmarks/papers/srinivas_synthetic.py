@@ -5,17 +5,19 @@ Setting (paper section 6, spec ``gp_ucb.md`` section 7.1):
 * f is a sample of GP(0, k_SE) with lengthscale 0.2 and unit variance on D = 1000 evenly spaced
   points of [0, 1] (``f = chol(K + 1e-6 I) z``, ``z ~ N(0, I)`` seeded by the draw index);
 * observations ``y = f(x) + N(0, 0.025)`` (noise seed 10000 + draw, the same for every method);
-* every method uses the true prior: ``kernel="se", lengthscale=0.2, kernel_scale=1.0,
-  noise_var=0.025, standardize=False``;
+* every method uses the true prior: ``model=GPModel(kernel="se", lengthscale=0.2,
+  kernel_scale=1.0, noise_var=0.025, standardize=False)``;
 * methods: GP-UCB with the Theorem 1 beta (delta = 0.1, |D| = 1000) divided by 5 (the paper's
-  choice) and unscaled, EI (xi = 0), PI/MPI (xi = 0.01), mean only, variance only; the incumbent
+  choice, ``beta=Theorem1.paper(scale=0.2)``) and unscaled (``Theorem1.paper()``: no early
+  factor), EI (xi = 0), PI/MPI (xi = 0.01), mean only, variance only; the incumbent
   of EI/PI is the best posterior mean at an observed point;
 * metric: mean over draws of the average regret ``R_T / T`` from the noiseless f.
 
 The domain is a stepped float, ``suggest_float("x", 0, 1, step=1/999)``: exactly the paper's
-1000-point grid, which every sampler enumerates (``n_candidates=1000``) and which gives
-GP-UCB's Theorem 1 beta ``|D| = 1000`` by itself. The first trial of every run is a random grid
-point (our samplers' single startup trial; in the paper t = 1 is a tie between all points).
+1000-point grid, which every sampler enumerates (``AcquisitionSearch(n_candidates=1000)``) and
+which gives GP-UCB's Theorem 1 beta ``|D| = 1000`` by itself. The first trial of every run is a
+random grid point (our samplers' single startup trial; in the paper t = 1 is a tie between all
+points).
 
     python benchmarks/papers/srinivas_synthetic.py --quick     # T=200, 3 draws    (~20 s)
     python benchmarks/papers/srinivas_synthetic.py --reduced   # T=1000, 5 draws   (~25 min)
@@ -37,7 +39,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 from baselines import EISampler, MeanOnlySampler, PISampler, VarianceOnlySampler  # noqa: E402
 
-from optuna_gpbandit import GPUCBSampler  # noqa: E402
+from optuna_gpbandit import (  # noqa: E402
+    AcquisitionSearch,
+    GPModel,
+    GPUCBSampler,
+    IgnorePending,
+    Theorem1,
+)
 
 N_GRID = 1000
 LENGTHSCALE = 0.2
@@ -46,14 +54,16 @@ CHECKPOINTS = (10, 25, 50, 100, 250, 500, 1000)
 # (T, draws): the default is the paper's size; "reduced" is the size of the stored results.
 PRESETS = {"quick": (200, 3), "reduced": (1000, 5), "default": (1000, 30)}
 
-COMMON = dict(kernel="se", lengthscale=LENGTHSCALE, kernel_scale=1.0, noise_var=NOISE_VAR,
-              standardize=False, n_candidates=N_GRID, n_startup_trials=1, pending="ignore")
+COMMON = dict(model=GPModel(kernel="se", lengthscale=LENGTHSCALE, kernel_scale=1.0,
+                            noise_var=NOISE_VAR, standardize=False),
+              search=AcquisitionSearch(n_candidates=N_GRID), n_startup_trials=1,
+              pending=IgnorePending())
 
 METHODS = {
-    "GP-UCB (beta/5)": lambda seed: GPUCBSampler(seed=seed, beta="theorem1", beta_scale=0.2,
-                                                 delta=0.1, **COMMON),
-    "GP-UCB (beta)": lambda seed: GPUCBSampler(seed=seed, beta="theorem1", beta_scale=1.0,
-                                               delta=0.1, **COMMON),
+    "GP-UCB (beta/5)": lambda seed: GPUCBSampler(
+        seed=seed, beta=Theorem1.paper(scale=0.2, delta=0.1), **COMMON),
+    "GP-UCB (beta)": lambda seed: GPUCBSampler(seed=seed, beta=Theorem1.paper(delta=0.1),
+                                               **COMMON),
     "EI": lambda seed: EISampler(seed=seed, xi=0.0, **COMMON),
     "PI (MPI)": lambda seed: PISampler(seed=seed, xi=0.01, **COMMON),
     "Mean only": lambda seed: MeanOnlySampler(seed=seed, **COMMON),

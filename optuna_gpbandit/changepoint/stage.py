@@ -1,4 +1,5 @@
-"""The history stage for samplers (:class:`ChangeDetection`; Optuna objects appear only here)."""
+"""The history cut of non-stationary objectives (``reset=ChangeDetection(...)``; Optuna objects
+appear only here in :mod:`optuna_gpbandit.changepoint`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,9 @@ from optuna.logging import get_logger
 from optuna.study import StudyDirection
 from optuna.trial import TrialState
 
+from optuna_gpbandit import _randomness
+from optuna_gpbandit._conditional import study_encoded_space, study_search_space
+from optuna_gpbandit._cut import Cut, SegmentRecord
 from optuna_gpbandit.changepoint._checks import _check_int
 from optuna_gpbandit.changepoint.best import best_since
 from optuna_gpbandit.changepoint.replayer import Replayer, TrialRecord
@@ -18,7 +22,7 @@ from optuna_gpbandit.changepoint.schedule import SQRT3, is_uniform_turn
 from optuna_gpbandit.changepoint.sequential import Prediction, ResidualTest
 from optuna_gpbandit.changepoint.settings import CPDSettings
 from optuna_gpbandit.changepoint.statistic import Domain
-from optuna_gpbandit._threads import PicklableLock
+from optuna_gpbandit._threads import PicklableLock, single_threaded_blas
 from optuna_gpbandit._storage import CHANGE_POINTS, PREDICTION, ROLE
 from optuna_gpbandit._history import direction_sign
 
@@ -31,7 +35,9 @@ _logger = get_logger(__name__)
 
 
 class ChangeDetection(PicklableLock):
-    """The change-detection history stage, usable by every sampler.
+    """Change detection for objectives that change over the trials: ``reset=ChangeDetection()``
+    for any sampler (:class:`~optuna_gpbandit.GPUCBCPDSampler` sets it by default). A detected
+    change resets the history the model sees. Single-objective studies only.
 
     Two detectors (``settings``):
 
@@ -132,6 +138,83 @@ class ChangeDetection(PicklableLock):
             study._storage.set_trial_system_attr(
                 trial._trial_id, PREDICTION_KEY,
                 [float(mean), float(sd), int(start), int(n_history), float(spread)])
+
+    # ---------------------------------------------------------------- the history cut
+    @property
+    def fresh_startup(self) -> bool:
+        """After a change the model keeps its hyperparameters (a warm start): no new design."""
+        return False
+
+    @property
+    def objective_units(self) -> bool:
+        """The residual test compares predictions and values in objective units."""
+        return True
+
+    def fresh(self) -> ChangeDetection:
+        """A new instance with these settings and empty caches (each sampler keeps its own
+        replay caches and its record of the change points it has logged)."""
+        return ChangeDetection(settings=self.settings, xi=self.xi,
+                               count_running=self.count_running, window=self.window,
+                               n_integration_points=self.n_integration_points)
+
+    def before_trial(self, study: Any, trial: Any) -> None:
+        """Store the trial's role (``gpbandit:role``): uniform exploration or model trial, by
+        the schedule, or ``"external"`` for an enqueued trial."""
+        with single_threaded_blas():
+            role = self._role(study, trial)
+        study._storage.set_trial_system_attr(trial._trial_id, ROLE_KEY, role)
+
+    def _role(self, study: Any, trial: Any) -> str:
+        if "fixed_params" in trial.system_attrs:  # enqueued: never counted as uniform
+            return "external"
+        trials = study._get_trials(deepcopy=False, use_cache=False)
+        search_space = study_search_space(study)
+        if search_space:
+            seg = self.segment(study, study_encoded_space(study, search_space), trials)
+        else:
+            seg = Segment(0, (), (), ())
+        return "uniform" if self.is_exploration_turn(seg, trials, trial.number) else "model"
+
+    def cut(self, study: Any, trial: Any, space: Any, history: Any, seed: int,
+            sampler_name: str) -> Cut:
+        """The history after the last change point (and within the ``window``), or, for a
+        uniform exploration trial, a uniformly drawn point."""
+        role = study._storage.get_trial_system_attrs(trial._trial_id).get(ROLE_KEY)
+        if role == "uniform":
+            rng = _randomness.trial_rng(seed, trial.number, _randomness.SAMPLE)
+            return Cut(history, 0, uniform=space.from_uniform(rng.random((1, space.d)))[0])
+        seg = self.segment(study, space, history.all_trials)
+        start, window_start = seg.start, None
+        if self.window is not None:  # drift: only the latest ``window`` trials
+            start = window_start = max(start, trial.number - self.window)
+        return Cut(history.since(start), start,
+                   record=SegmentRecord(segment_start=seg.start,
+                                        change_points=tuple(seg.change_points),
+                                        window_start=window_start))
+
+    def annotate(self, cut: Cut, history: Any, posterior: Any, space: Any,
+                 seed: int) -> dict[str, Any]:
+        """Nothing to add to the record."""
+        return {}
+
+    def after_record(self, study: Any, trial: Any, record: Any) -> None:
+        """Store the model's prediction of the trial's value for the residual test (not for a
+        penalised target, which is not the objective)."""
+        if not record.penalised:
+            point = record.point
+            self.store_prediction(study, trial, point.mu, point.pred_sd,
+                                  record.segment.segment_start or 0, point.n_observed,
+                                  point.y_scale)
+
+    def current_segment(self, study: Any) -> tuple[Segment | None, list[Any]]:
+        """The study's current segment (``None`` before any trial has parameters) and its
+        trials."""
+        trials = study._get_trials(deepcopy=False, use_cache=False)
+        search_space = study_search_space(study) if trials else {}
+        if not search_space:
+            return None, trials
+        with single_threaded_blas():
+            return self.segment(study, study_encoded_space(study, search_space), trials), trials
 
     def __repr__(self) -> str:
         window = "" if self.window is None else f", window={self.window}"

@@ -25,7 +25,8 @@ import numpy as np
 from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
-from optuna_gpbandit._model import GPConfig, fit_model
+from optuna_gpbandit._gp_model import GPModel
+from optuna_gpbandit._model import fit_model
 from optuna_gpbandit._observations import build_observations
 from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit.constraints.data import MISSING_POLICIES, SkippedTrial, constraint_matrix
@@ -64,11 +65,13 @@ class FeasibleConstraints:
                 f"on_missing must be one of {MISSING_POLICIES}, got {self.on_missing!r}."
             )
 
-    def fit(self, trials: Sequence[FrozenTrial], space: EncodedSpace, kernel: str,
+    def fit(self, trials: Sequence[FrozenTrial], space: EncodedSpace, model: GPModel,
             seed: int) -> tuple["ConstraintModels | None", tuple[SkippedTrial, ...]]:
         """One GP per constraint on the COMPLETE ``trials`` with constraint values (``None``
-        while there are fewer than two such trials), and the trials skipped for unusable
-        constraint data (``on_missing="skip"``)."""
+        while there are fewer than two such trials), with the settings
+        :meth:`GPModel.for_constraints` derives from the sampler's ``model``, and the trials
+        skipped for unusable constraint data (``on_missing="skip"``)."""
+        config = model.for_constraints()
         complete = [t for t in trials if t.state == TrialState.COMPLETE]
         matrix = constraint_matrix(complete, names=self.names, on_missing=self.on_missing)
         if matrix.m == 0 or matrix.n < 2:
@@ -79,7 +82,7 @@ class FeasibleConstraints:
             best = None
             for warp in (False, True):
                 fitted = _fit_one(matrix.values[:, j], warp, list(matrix.trials), numbers,
-                                  space, kernel, seed)
+                                  space, config, seed)
                 if fitted is not None and (best is None or fitted[2] > best[2]):
                     best, chosen = fitted, warp
             if best is not None:
@@ -92,7 +95,7 @@ class FeasibleConstraints:
 
 
 def _fit_one(g: np.ndarray, warp: bool, trials: list[FrozenTrial], numbers: list[int],
-             space: EncodedSpace, kernel: str, seed: int
+             space: EncodedSpace, config: GPModel, seed: int
              ) -> tuple[GPPosterior, float, float] | None:
     """``(posterior, standardised threshold, log likelihood of g per point)`` of one
     constraint's GP on its raw or :func:`signed_log`-warped values (``None`` if the fit
@@ -100,10 +103,10 @@ def _fit_one(g: np.ndarray, warp: bool, trials: list[FrozenTrial], numbers: list
     standardiser's Jacobians included), so the two are comparable: the better one is used
     [design choice]."""
     z = signed_log(g) if warp else g
-    obs = build_observations(trials, space, StudyDirection.MAXIMIZE, True,
+    obs = build_observations(trials, space, StudyDirection.MAXIMIZE, config,
                              targets=dict(zip(numbers, z.tolist())))
     try:
-        post = fit_model(obs, space, GPConfig(kernel=kernel), None, seed).posterior
+        post = fit_model(obs, space, config, None, seed).posterior
     except NumericalError:
         return None
     # Per point: the posterior may hold a subset of the trials (max_posterior_points).

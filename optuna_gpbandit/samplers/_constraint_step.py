@@ -11,6 +11,7 @@ from typing import Any, Callable, Sequence
 from optuna.study import Study
 from optuna.trial import FrozenTrial
 
+from optuna_gpbandit._gp_model import GPModel
 from optuna_gpbandit._history import History
 from optuna_gpbandit._notices import WARNING, log_once
 from optuna_gpbandit._observations import oriented_values
@@ -36,6 +37,7 @@ class ConstraintStep:
     delta_factor: float = 1.0
     feasibility: ConstraintModels | None = None
     startup: bool = False  # a fresh epoch of history="epoch": a start-up point
+    penalised: bool = False  # the targets are penalised (the model does not predict values)
     record: dict[str, Any] = field(default_factory=dict)
 
 
@@ -86,7 +88,7 @@ def no_constraint_data(study: Study, trials: Sequence[FrozenTrial], sampler_name
 
 def constraint_step(
     constraints: FeasibleConstraints | LongTermConstraints | None, *, auto: bool, study: Study,
-    trial: FrozenTrial, space: EncodedSpace, history: History, start: int, kernel: str,
+    trial: FrozenTrial, space: EncodedSpace, history: History, start: int, model: GPModel,
     seed: int, sampler_name: str, n_startup_trials: int,
 ) -> ConstraintStep:
     """The constraint stage on the trials from ``start`` on (``auto``: constraints='auto',
@@ -94,7 +96,7 @@ def constraint_step(
     if isinstance(constraints, FeasibleConstraints):
         return _feasible(constraints, auto, study, [t for t in history.completed
                                                     if t.number >= start],
-                         space, history, kernel, seed, sampler_name, n_startup_trials)
+                         space, history, model, seed, sampler_name, n_startup_trials)
     if constraints is None:
         return ConstraintStep(history)
     return _long_term(constraints, study, trial, space, history, start, sampler_name,
@@ -102,9 +104,10 @@ def constraint_step(
 
 
 def _feasible(constraints: FeasibleConstraints, auto: bool, study: Study,
-              counted: list[FrozenTrial], space: EncodedSpace, history: History, kernel: str,
-              seed: int, sampler_name: str, n_startup_trials: int) -> ConstraintStep:
-    feasibility, skipped = constraints.fit(counted, space, kernel, seed)
+              counted: list[FrozenTrial], space: EncodedSpace, history: History,
+              model: GPModel, seed: int, sampler_name: str,
+              n_startup_trials: int) -> ConstraintStep:
+    feasibility, skipped = constraints.fit(counted, space, model, seed)
     _log_skipped(study, skipped, "the constraint models", sampler_name)
     step = ConstraintStep(history, feasibility=feasibility)
     if feasibility is not None or not auto:  # quiet when unused
@@ -131,8 +134,8 @@ def _long_term(constraints: LongTermConstraints, study: Study, trial: FrozenTria
                  sampler_name, constraints.max_log_kappa)
     if not stage.trials:  # history="epoch" at the start of an epoch: a fresh start
         return ConstraintStep(history, startup=True)
-    step = ConstraintStep(dataclasses.replace(history, completed=list(stage.trials)))
-    step.record["penalised"] = True  # the model predicts penalised targets, not values
+    step = ConstraintStep(dataclasses.replace(history, completed=list(stage.trials)),
+                          penalised=True)
     y = oriented_values(step.history.completed, study.direction)
     step.targets = dict(zip(stage.numbers.tolist(), stage.targets(y).tolist()))
     if stage.state.m:  # no constraint data yet: the plain sampler on f

@@ -13,7 +13,7 @@ from optuna_gpbandit import _row_effects
 from optuna_gpbandit._pending import PENDING_SPREAD
 from optuna_gpbandit._failures import FailedRow
 from optuna_gpbandit._history import History
-from optuna_gpbandit._maximize import (Exclusion, exhausted_points, maximize_acquisition,
+from optuna_gpbandit._maximize import (AcquisitionSearch, Exclusion, exhausted_points,
                                       n_repeats, union_regions)
 from optuna_gpbandit._notices import INFO, log_once
 from optuna_gpbandit.constraints.feasible import ConstraintModels, OptimisticViolation, Penalised
@@ -21,8 +21,7 @@ from optuna_gpbandit._model import FittedModel
 from optuna_gpbandit._observations import Observations
 from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit.acquisition.beta import EARLY_END, early_factor
-
-_N_WARM_STARTS = 3
+from optuna_gpbandit.samplers._record import PointRecord
 
 
 @dataclass(frozen=True)
@@ -35,6 +34,7 @@ class SelectionContext:
     obs: Observations
     model: FittedModel
     rng: np.random.Generator
+    search: AcquisitionSearch = AcquisitionSearch()
     width_bonus: float = 0.0
     noise_factor: float = 1.0
     delta_factor: float = 1.0
@@ -65,7 +65,7 @@ class SelectionContext:
         n = self.n_pending
         if n and factor != 1.0 and self.t < EARLY_END:
             log_once(self.study, "early_width:pending", INFO,
-                     "Trial %d: the early width (early_beta_factor=%g) is off while %d trial(s) "
+                     "Trial %d: the early width (early_factor=%g) is off while %d trial(s) "
                      "of other workers have no result: their points already spread the search. "
                      "It applies to the asks with none pending.", self.trial.number, factor, n)
         return early_factor(self.t, factor, n)
@@ -79,24 +79,33 @@ class SelectionContext:
     def warm_starts(self) -> np.ndarray:
         """The best observed points (candidates for the maximiser); with constraint models,
         the best of those they admit."""
+        k = self.search.n_warm_starts
         if self.feasibility is None:
-            return self.best_observed(_N_WARM_STARTS)
+            return self.best_observed(k)
         X = self.best_observed(self.obs.n)
-        return X[~self.feasibility.infeasible(X)][:_N_WARM_STARTS] if len(X) else X
+        return X[~self.feasibility.infeasible(X)][:k] if len(X) else X
 
     def within_constraints(self, acq: Any) -> Any:
         """``acq``, penalised outside the points the constraint models admit (so that the
         maximiser's local search stops at the boundary of the admitted set)."""
         return acq if self.feasibility is None else Penalised(acq, self.feasibility)
 
-    def step_record(self, x: np.ndarray) -> dict[str, Any]:
-        """The shared part of the ``gpbandit:state`` record of choosing ``x``."""
+    def maximise(self, acq: Any, warm_starts: np.ndarray | None = None) -> np.ndarray:
+        """The encoded maximiser of ``acq`` within the constraints and exclusions, started
+        also from ``warm_starts`` (default: :meth:`warm_starts`)."""
+        return self.search.maximise(
+            self.within_constraints(acq), self.space, self.rng,
+            warm_starts=self.warm_starts() if warm_starts is None else warm_starts,
+            exclude=self.excluded)[0]
+
+    def step_record(self, x: np.ndarray) -> PointRecord:
+        """What the model says of choosing ``x`` (the shared part of the step's record)."""
         obs, post = self.obs, self.model.posterior
         mu, var = post.mean_var(x[None, :])
         mu_value, sd_value = obs.to_objective(float(mu[0]), float(np.sqrt(var[0])))
         pred_sd = obs.to_objective(float(mu[0]),
                                    float(np.sqrt(var[0] + post.effective_noise_var)))[1]
-        return dict(
+        return PointRecord(
             t=self.t,
             mu=mu_value,
             sigma=sd_value,
@@ -110,7 +119,7 @@ class SelectionContext:
             n_censored=obs.n - obs.n_observed,
             n_posterior=obs.n,
             width_bonus=self.width_bonus,
-            **self.model.state(self.space),
+            model=self.model.state(self.space),
         )
 
 
@@ -169,12 +178,10 @@ def any_admitted(feasibility: ConstraintModels, space: EncodedSpace,
     return not bool(feasibility.infeasible(C).all())
 
 
-def toward_feasibility(feasibility: ConstraintModels, ctx: SelectionContext, n_candidates: int,
-                       n_local_search: int) -> tuple[np.ndarray, dict[str, Any]]:
+def toward_feasibility(feasibility: ConstraintModels,
+                       ctx: SelectionContext) -> tuple[np.ndarray, dict[str, Any]]:
     """CONFIG's other branch: no point is optimistically feasible, so minimise the optimistic
     violation (the same for every sampler)."""
-    x, value = maximize_acquisition(
-        OptimisticViolation(feasibility), ctx.space, ctx.rng, n_candidates=n_candidates,
-        n_local_search=n_local_search, warm_starts=ctx.warm_starts(), exclude=ctx.excluded,
-    )
+    x, value = ctx.search.maximise(OptimisticViolation(feasibility), ctx.space, ctx.rng,
+                                   warm_starts=ctx.warm_starts(), exclude=ctx.excluded)
     return x, {"optimistic_violation": -float(value)}

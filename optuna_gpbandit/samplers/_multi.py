@@ -25,15 +25,16 @@ from optuna_gpbandit._model import latest_state
 from optuna_gpbandit._notices import INFO, log_once
 from optuna_gpbandit.acquisition.scalarize import Scalarized, draw_weights
 from optuna_gpbandit.samplers._context import SelectionContext
+from optuna_gpbandit.samplers._record import MultiPointRecord
 
 _N_WARM_STARTS = 2  # best observed points per objective offered to the maximiser
 
 
 def check_objectives(study: Study, sampler_name: str, supported: bool, *,
-                     change_detection: bool = False, restarts: bool = False,
-                     long_term: bool = False) -> None:
+                     reset: object | None = None, long_term: bool = False) -> None:
     """Raise for a multi-objective study a sampler (``supported``: whether its acquisition
-    can be scalarised) or its settings cannot serve."""
+    can be scalarised) or its settings (a history cut ``reset``, long-term constraints)
+    cannot serve."""
     if not study._is_multi_objective():
         return
     k = len(study.directions)
@@ -42,12 +43,9 @@ def check_objectives(study: Study, sampler_name: str, supported: bool, *,
             f"{sampler_name} supports single-objective studies only; this study has "
             f"{k} objectives (GPUCBSampler, IGPUCBSampler and GPTSSampler support several)."
         )
-    if change_detection:
-        raise ValueError(f"change_detection supports single-objective studies only; this "
-                         f"study has {k} objectives.")
-    if restarts:
-        raise ValueError(f"restarts=True supports single-objective studies only; this study "
-                         f"has {k} objectives.")
+    if reset is not None:
+        raise ValueError(f"reset={type(reset).__name__}(...) supports single-objective studies "
+                         f"only; this study has {k} objectives.")
     if long_term:
         raise ValueError(
             f"constraints=LongTermConstraints(...) supports single-objective studies only; "
@@ -88,7 +86,6 @@ def trial_weights(seed: int, number: int, k: int) -> np.ndarray:
 def scalarised_choice(
     ctxs: Sequence[SelectionContext], history: History, weights: np.ndarray, kind: str,
     acquisition: Callable[[SelectionContext], tuple[Any, dict[str, Any]]],
-    maximise: Callable[[SelectionContext, Any, np.ndarray], np.ndarray],
 ) -> tuple[np.ndarray, dict[str, Any]]:
     """The maximiser of a random scalarisation of the objectives' acquisitions, and its
     record."""
@@ -102,18 +99,18 @@ def scalarised_choice(
     record: dict[str, Any] = {"per_objective": list(records)}
     if used.size < len(ctxs):
         record["scalarized_objectives"] = used.tolist()  # constant ones left out
-    return maximise(ctxs[0], acq, warm), record
+    return ctxs[0].maximise(acq, warm), record
 
 
 def multi_record(ctxs: Sequence[SelectionContext], x: np.ndarray, weights: np.ndarray,
-                 kind: str) -> dict[str, Any]:
-    """The shared part of a multi-objective trial's record (per-objective lists)."""
+                 kind: str) -> MultiPointRecord:
+    """What the models say of ``x`` in a multi-objective step (per-objective lists)."""
     steps = [c.step_record(x) for c in ctxs]
-    return dict(
-        t=steps[0]["t"], weights=weights.tolist(), scalarization=kind,
-        mu=[r["mu"] for r in steps], sigma=[r["sigma"] for r in steps],
-        n_observed=steps[0]["n_observed"], n_posterior=[r["n_posterior"] for r in steps],
-        refitted=[r["refitted"] for r in steps],
+    return MultiPointRecord(
+        t=steps[0].t, weights=weights.tolist(), scalarization=kind,
+        mu=[r.mu for r in steps], sigma=[r.sigma for r in steps],
+        n_observed=steps[0].n_observed, n_posterior=[r.n_posterior for r in steps],
+        refitted=[r.refitted for r in steps],
         objectives=[c.model.state(c.space) for c in ctxs],
     )
 

@@ -2,28 +2,26 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Sequence
-
-if TYPE_CHECKING:
-    from optuna.samplers import BaseSampler
-    from optuna.trial import FrozenTrial
-
-    from optuna_gpbandit._pending import Censoring
-    from optuna_gpbandit.changepoint import ChangeDetection
-    from optuna_gpbandit.constraints import FeasibleConstraints, LongTermConstraints
+from typing import Any
 
 import numpy as np
+from optuna.samplers import BaseSampler
 
-from optuna_gpbandit._arguments import check_int, forward
-from optuna_gpbandit._maximize import allowed
+from optuna_gpbandit._arguments import forward
+from optuna_gpbandit._cut import HistoryCut
+from optuna_gpbandit._failures import FailedTrials
+from optuna_gpbandit._gp_model import GPModel
+from optuna_gpbandit._maximize import AcquisitionSearch, allowed
+from optuna_gpbandit._pending import Hallucinate, PendingRule
 from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit.acquisition.pathwise import DEFAULT_FEATURES, SamplePath
 from optuna_gpbandit.acquisition.thompson import thompson_choice
+from optuna_gpbandit.acquisition.width import CandidateDraw, InfoGainWidth, PathDraw
 from optuna_gpbandit.samplers._base import SelectionContext
 from optuna_gpbandit.samplers._docs import document
 from optuna_gpbandit.samplers._kernelized import KernelizedBanditSampler
+from optuna_gpbandit.samplers._settings import ConstraintsArg, ConstraintsFunc
 
-_DRAWS = ("path", "candidates")
 _N_TOP = 32  # best observed points included in the candidate set ...
 _N_LOCAL = 8  # ... and local perturbations of the best few of them,
 _N_PERTURB = 32  # this many around each,
@@ -35,25 +33,9 @@ class GPTSSampler(KernelizedBanditSampler):
     """GP Thompson sampling: draw ``f_t ~ GP(mu_{t-1}, v_t^2 k_{t-1})`` and take its argmax, with
     ``v_t = B + R sqrt(2 (gamma_{t-1} + 1 + log(2 / delta)))``.
 
-    How the draw is made (``draw``):
-
-    * ``"path"`` (default) [design choice]: ``f_t`` is a function on the whole space, a prior
-      draw from ``n_features`` random Fourier features corrected by the data (pathwise
-      conditioning, :class:`~optuna_gpbandit.acquisition.pathwise.SamplePath`), and its
-      argmax is found like an acquisition's: quasi-random candidates and the best observed
-      points, polished by L-BFGS-B and discrete line searches. The paper's rule with ``D_t``
-      the whole space; the prior part is approximate (variance error ``O(1/sqrt(M))``), the
-      data correction exact. A fully discrete space with at most ``n_candidates`` points is
-      drawn jointly and exactly instead.
-    * ``"candidates"``: the paper's finite ``D_t``, drawn jointly. ``D_t`` is the whole space
-      when it is discrete with at most ``n_candidates`` points, and otherwise
-      ``n_candidates`` scrambled-Sobol points plus the 32 best observed points and 32
-      Gaussian perturbations each (sd 0.01, 0.05 and 0.2 in encoded units) of the best 8.
-      There is no continuous polish. Candidates whose 5-sigma upper bound lies below the best
-      5-sigma lower bound cannot plausibly win and are left out of the joint draw, which
-      costs ``O(kept^3)``; keep ``n_candidates`` at a few thousand at most. In 4-6
-      dimensions this finite set is too coarse: median simple regret 0.152 on Hartmann-6 and
-      2.04 on Levy-4 against the path draw's (docs/benchmarks.md).
+    How the draw is made (``draw``): a function on the whole space maximised like an
+    acquisition (:class:`~optuna_gpbandit.PathDraw`, the default), or the paper's joint draw on
+    a finite candidate set (:class:`~optuna_gpbandit.CandidateDraw`).
 
     ``R`` defaults to 0 here [design choice], so ``v_t = B``: the draw's spread is the
     posterior's own (which already widens with the fitted noise), scaled by ``B``. With ``R``
@@ -64,27 +46,29 @@ class GPTSSampler(KernelizedBanditSampler):
     random search (median simple regret 0.76 on Hartmann-6 and 2.7 on Ackley-5, 10 seeds x
     100 trials, against 0.119 and 0.049 with ``R=0`` in the quick suite). On Hartmann-3
     with noise sd 0.2, ``R=None`` was better (0.0049 against 0.0142; GP-UCB 0.0124): pass
-    ``R=None`` (or a known noise level) for objectives known to be noisy.
+    ``InfoGainWidth(R=None)`` (or a known noise level) for objectives known to be noisy.
 
     Points of trials still pending (other workers) are never chosen while any other is left.
 
-    ``n_candidates`` defaults to 512 [design choice]: with ``draw="candidates"`` it was 3-4x
-    faster than 1024, with lower cumulative regret on Hartmann-6 and Ackley-5 (4 seeds x 100
-    trials; simple regret better on Hartmann-6, worse on Ackley-5).
+    ``search`` defaults to ``AcquisitionSearch(n_candidates=512)`` [design choice]: with
+    ``CandidateDraw()`` it was 3-4x faster than 1024, with lower cumulative regret on
+    Hartmann-6 and Ackley-5 (4 seeds x 100 trials; simple regret better on Hartmann-6, worse
+    on Ackley-5). ``n_startup_trials`` defaults to 5, where its draws explored better than a
+    longer design (docs/benchmarks.md, "Start-up design").
 
     Parameters
     ----------
-    <kernelized parameters>
-    <common parameters>
-    <restarts parameters>
-    <warping parameters>
-    <input_warping parameters>
-    <multi_objective parameters>
+    width
+        ``v_t``'s constants ``B``, ``R``, ``delta``, ``gamma`` and its early factor
+        (:class:`~optuna_gpbandit.InfoGainWidth`; default ``InfoGainWidth(R=0.0,
+        early_factor=3.0)``). With ``pending=Censoring(theory_beta=True)`` the width is Verma
+        et al.'s, with ``log(4 / delta)``.
     draw
-        ``"path"`` (default): a draw on the whole space, maximised like an acquisition;
-        ``"candidates"``: the paper's joint draw on a finite candidate set (see above).
-    n_features
-        Random Fourier features of the path draw's prior part (default 1024).
+        :class:`~optuna_gpbandit.PathDraw` (default; ``n_features`` random Fourier features)
+        or :class:`~optuna_gpbandit.CandidateDraw` (the paper's finite ``D_t``).
+    <common parameters>
+    <settings parameters>
+    <multi_objective parameters>
     """
 
     _multi_objective = True  # random scalarisations (samplers/_multi.py)
@@ -92,51 +76,31 @@ class GPTSSampler(KernelizedBanditSampler):
     def __init__(
         self,
         *,
-        B: float = 0.5,
-        R: float | None = 0.0,
-        delta: float = 0.1,
-        lam: float | str | None = None,
-        horizon: int | None = None,
-        gamma: str | float | Callable[[int, int], float] = "data",
-        early_beta_factor: float = 3.0,
+        width: InfoGainWidth = InfoGainWidth(R=0.0, early_factor=3.0),
+        draw: PathDraw | CandidateDraw = PathDraw(),
         seed: int | None = None,
-        n_startup_trials: int | None = 5,
         independent_sampler: BaseSampler | None = None,
+        n_startup_trials: int | None = 5,
         deterministic_objective: bool = False,
-        kernel: str = "matern52",
-        lengthscale: float | Sequence[float] | None = None,
-        kernel_scale: float | None = None,
-        noise_var: float | None = None,
-        standardize: bool = True,
-        n_candidates: int = 512,
-        n_local_search: int = 5,
-        refit_growth: float = 0.05,
-        max_fit_points: int = 256,
-        max_posterior_points: int | None = 1500,
+        constraints_func: ConstraintsFunc | None = None,
         warn_independent_sampling: bool = True,
-        pending: str | Censoring = "hallucinate",
-        stale_after: float | None = None,
-        constraints: FeasibleConstraints | LongTermConstraints | str | None = "auto",
-        constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
-        change_detection: ChangeDetection | None = None,
-        failures: str = "impute",
+        model: GPModel = GPModel(),
+        search: AcquisitionSearch = AcquisitionSearch(n_candidates=512),
+        pending: PendingRule = Hallucinate(),
+        failures: FailedTrials = FailedTrials(),
+        reset: HistoryCut | None = None,
+        constraints: ConstraintsArg = "auto",
         scalarization: str = "chebyshev",
-        restarts: bool = False,
-        output_warping: bool = True,
-        input_warping: bool = True,
-        draw: str = "path",
-        n_features: int = DEFAULT_FEATURES,
     ) -> None:
         super().__init__(**forward(KernelizedBanditSampler, locals()))
-        if draw not in _DRAWS:
-            raise ValueError(f"draw must be one of {_DRAWS}, got {draw!r}.")
+        if not isinstance(draw, (PathDraw, CandidateDraw)):
+            raise ValueError(f"draw must be PathDraw() or CandidateDraw(), got {draw!r}.")
         self._draw = draw
-        self._n_features = check_int("n_features", n_features, 1)
 
     def _candidates(self, ctx: SelectionContext) -> np.ndarray:
         """``D_t`` of a space too large to enumerate (see the class docstring)."""
         space: EncodedSpace = ctx.space
-        C = space.sobol(self._n_candidates, seed=int(ctx.rng.integers(2**31 - 1)))
+        C = space.sobol(ctx.search.n_candidates, seed=int(ctx.rng.integers(2**31 - 1)))
         top = ctx.best_observed(_N_TOP)
         base = np.repeat(top[:_N_LOCAL], _N_PERTURB, axis=0)
         sd = np.resize(np.asarray(_PERTURB_SD), base.shape[0])[:, None]
@@ -145,17 +109,20 @@ class GPTSSampler(KernelizedBanditSampler):
         return np.unique(np.vstack([C, top, space.snap(base + noise)]), axis=0)
 
     def _acquisition(self, ctx: SelectionContext) -> tuple[SamplePath, dict[str, Any]]:
-        v, terms = self._width(ctx, thompson=True)
+        v, terms = self.width_t(ctx, thompson=True)
         nu = v + ctx.width_bonus
-        path = SamplePath(ctx.model.posterior, ctx.space, nu, ctx.rng, self._n_features)
+        # (a multi-objective study scalarises path draws, whichever the draw)
+        draw = self._draw
+        n_features = draw.n_features if isinstance(draw, PathDraw) else DEFAULT_FEATURES
+        path = SamplePath(ctx.model.posterior, ctx.space, nu, ctx.rng, n_features)
         return path, {"v": v, "nu": nu, **terms, "draw": "path"}
 
     def _select(self, ctx: SelectionContext) -> tuple[np.ndarray, dict[str, Any]]:
-        full = ctx.space.enumerate(self._n_candidates)
-        if self._draw == "path" and full is None:
+        full = ctx.space.enumerate(ctx.search.n_candidates)
+        if isinstance(self._draw, PathDraw) and full is None:
             path, record = self._acquisition(ctx)
-            return self._maximise(ctx, path), record
-        v, terms = self._width(ctx, thompson=True)
+            return ctx.maximise(path), record
+        v, terms = self.width_t(ctx, thompson=True)
         nu = v + ctx.width_bonus
         C = full if full is not None else self._candidates(ctx)
         C = C[allowed(C, ctx.excluded)]  # a pending trial's point is not drawn again

@@ -3,26 +3,36 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import Any, Callable
 
-if TYPE_CHECKING:
-    from optuna.samplers import BaseSampler
-    from optuna.trial import FrozenTrial
+from optuna.samplers import BaseSampler
 
-    from optuna_gpbandit._pending import Censoring
-    from optuna_gpbandit.changepoint import ChangeDetection
-    from optuna_gpbandit.constraints import FeasibleConstraints, LongTermConstraints
-
-
-from optuna_gpbandit._arguments import check_number, forward
-from optuna_gpbandit.acquisition.beta import beta_theorem1, beta_theorem2, beta_theorem3
+from optuna_gpbandit._arguments import forward
+from optuna_gpbandit._cut import HistoryCut
+from optuna_gpbandit._failures import FailedTrials
+from optuna_gpbandit._gp_model import GPModel
+from optuna_gpbandit._maximize import AcquisitionSearch
+from optuna_gpbandit._pending import Censoring, Hallucinate, PendingRule
 from optuna_gpbandit.acquisition.ucb import UCB
+from optuna_gpbandit.acquisition.width import BetaSchedule, Theorem1
 from optuna_gpbandit.gp.information import gamma_upper_bound
 from optuna_gpbandit.samplers._base import GPBanditSampler, SelectionContext
 from optuna_gpbandit.samplers._docs import document
+from optuna_gpbandit.samplers._settings import ConstraintsArg, ConstraintsFunc
 
-_BETA_MODES = ("auto", "theorem1", "theorem2", "theorem3")
 _GAMMA_BOUND_POINTS = 256
+Beta = BetaSchedule | float | Callable[[int], float]
+
+
+def check_beta(beta: Any) -> Beta:
+    """A :class:`BetaSchedule`, a finite constant ``>= 0`` or a callable ``beta(t)``."""
+    if isinstance(beta, BetaSchedule) or callable(beta):
+        return beta
+    if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not (
+            math.isfinite(beta) and beta >= 0):
+        raise ValueError("beta must be a schedule (Theorem1(), Theorem2(), Theorem3()), a "
+                         f"finite constant >= 0 or a callable beta(t); got {beta!r}.")
+    return float(beta)
 
 
 @document
@@ -31,11 +41,16 @@ class GPUCBSampler(GPBanditSampler):
 
     Parameters
     ----------
-    <gp_ucb parameters>
+    beta
+        The schedule ``beta_t``: a theorem's (:class:`~optuna_gpbandit.Theorem1`, the default,
+        :class:`~optuna_gpbandit.Theorem2`, :class:`~optuna_gpbandit.Theorem3`), with its
+        constants, a practical ``scale`` (default 0.05) and an early factor (default 3.0 for
+        ``t <= 15``, falling to 1 at ``t = 40``); ``Theorem1.paper()`` is the theorem's own
+        width. A number is a constant ``beta_t``, a callable ``beta(t)`` a schedule of the
+        round ``t`` (points in the design, pending ones included, + 1), both used as given
+        (no scale, no early factor).
     <common parameters>
-    <restarts parameters>
-    <warping parameters>
-    <input_warping parameters>
+    <settings parameters>
     <multi_objective parameters>
     """
 
@@ -44,82 +59,41 @@ class GPUCBSampler(GPBanditSampler):
     def __init__(
         self,
         *,
-        beta: str | float | Callable[[int], float] = "auto",
-        beta_scale: float = 0.05,
-        early_beta_factor: float = 3.0,
-        delta: float = 0.1,
-        lipschitz_a: float = 1.0,
-        lipschitz_b: float = 1.0,
-        domain_r: float = 1.0,
-        rkhs_bound: float = 1.0,
+        beta: Beta = Theorem1(),
         seed: int | None = None,
-        n_startup_trials: int | None = None,
         independent_sampler: BaseSampler | None = None,
+        n_startup_trials: int | None = None,
         deterministic_objective: bool = False,
-        kernel: str = "matern52",
-        lengthscale: float | Sequence[float] | None = None,
-        kernel_scale: float | None = None,
-        noise_var: float | None = None,
-        standardize: bool = True,
-        n_candidates: int = 1024,
-        n_local_search: int = 5,
-        refit_growth: float = 0.05,
-        max_fit_points: int = 256,
-        max_posterior_points: int | None = 1500,
+        constraints_func: ConstraintsFunc | None = None,
         warn_independent_sampling: bool = True,
-        pending: str | Censoring = "hallucinate",
-        stale_after: float | None = None,
-        constraints: FeasibleConstraints | LongTermConstraints | str | None = "auto",
-        constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
-        change_detection: ChangeDetection | None = None,
-        failures: str = "impute",
+        model: GPModel = GPModel(),
+        search: AcquisitionSearch = AcquisitionSearch(),
+        pending: PendingRule = Hallucinate(),
+        failures: FailedTrials = FailedTrials(),
+        reset: HistoryCut | None = None,
+        constraints: ConstraintsArg = "auto",
         scalarization: str = "chebyshev",
-        restarts: bool = False,
-        output_warping: bool = True,
-        input_warping: bool = True,
     ) -> None:
         super().__init__(**forward(GPBanditSampler, locals()))
-        if isinstance(beta, str) and beta not in _BETA_MODES:
-            raise ValueError(f"beta must be one of {_BETA_MODES}, a number or a callable; got {beta!r}.")
-        if not isinstance(beta, str) and not callable(beta):
-            if not (math.isfinite(float(beta)) and float(beta) >= 0):
-                raise ValueError(f"A constant beta must be finite and >= 0, got {beta!r}.")
-        if not (math.isfinite(beta_scale) and beta_scale >= 0):
-            raise ValueError(f"beta_scale must be finite and >= 0, got {beta_scale!r}.")
-        if not 0 < delta < 1:
-            raise ValueError(f"delta must lie in (0, 1), got {delta!r}.")
-        for name, v in (("lipschitz_a", lipschitz_a), ("lipschitz_b", lipschitz_b), ("domain_r", domain_r)):
-            if not v > 0:
-                raise ValueError(f"{name} must be positive, got {v!r}.")
-        if self._censoring.theory_beta:
+        if isinstance(self._settings.pending, Censoring) and self._settings.pending.theory_beta:
             raise ValueError(
                 "pending=Censoring(theory_beta=True) sets Verma et al.'s beta_t, which has the "
                 "IGP-UCB form: use IGPUCBSampler or GPTSSampler, or set theory_beta=False."
             )
-        self._beta = beta
-        self._beta_scale = float(beta_scale)
-        self._early_beta_factor = check_number("early_beta_factor", early_beta_factor, strict=True)
-        self._delta = float(delta)
-        self._a, self._b, self._r = float(lipschitz_a), float(lipschitz_b), float(domain_r)
-        self._rkhs_bound = float(rkhs_bound)
+        self._beta = check_beta(beta)
 
     def beta_t(self, ctx: SelectionContext) -> float:
-        """Unscaled ``beta_t`` for the round in ``ctx``."""
-        t, space = ctx.t, ctx.space
-        delta = self._delta * ctx.delta_factor
-        if callable(self._beta):
-            value = float(self._beta(t))
-        elif not isinstance(self._beta, str):
-            value = float(self._beta)
-        elif self._beta in ("auto", "theorem1"):
-            card = space.cardinality
-            if card is None or card > self._n_candidates:
-                card = self._n_candidates if card is None else min(card, self._n_candidates)
-            value = beta_theorem1(t, card, delta)
-        elif self._beta == "theorem2":
-            value = beta_theorem2(t, space.d, delta, self._a, self._b, self._r)
+        """``beta_t`` for the round in ``ctx`` before the schedule's scale and early factor."""
+        t, space, beta = ctx.t, ctx.space, self._beta
+        if isinstance(beta, BetaSchedule):
+            value = beta.unscaled(t, delta=beta.delta * ctx.delta_factor, d=space.d,
+                                  cardinality=space.cardinality,
+                                  n_candidates=ctx.search.n_candidates,
+                                  gamma_bound=lambda: self._gamma_bound(ctx))
+        elif callable(beta):
+            value = float(beta(t))
         else:
-            value = beta_theorem3(t, self._gamma_bound(ctx), self._rkhs_bound, delta)
+            value = beta
         if not (math.isfinite(value) and value >= 0):
             raise ValueError(f"beta_t must be finite and >= 0, got {value} at t={t}.")
         return value
@@ -131,7 +105,9 @@ class GPUCBSampler(GPBanditSampler):
         return gamma_upper_bound(post.kernel(D, D) / scale, post.effective_noise_var / scale, ctx.t)
 
     def _acquisition(self, ctx: SelectionContext) -> tuple[UCB, dict[str, Any]]:
-        early = ctx.early_factor(self._early_beta_factor)
-        beta = self._beta_scale * early * self.beta_t(ctx)
+        schedule = self._beta if isinstance(self._beta, BetaSchedule) else None
+        early = 1.0 if schedule is None else ctx.early_factor(schedule.early_factor)
+        scale = 1.0 if schedule is None else schedule.scale
+        beta = scale * early * self.beta_t(ctx)
         nu = math.sqrt(beta) + ctx.width_bonus
         return UCB(ctx.model.posterior, nu), {"beta": beta, "nu": nu, "early_factor": early}

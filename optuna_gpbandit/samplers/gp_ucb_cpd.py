@@ -2,32 +2,32 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import Any
+
+from optuna.samplers import BaseSampler
 
 from optuna_gpbandit._arguments import forward
+from optuna_gpbandit._failures import FailedTrials
+from optuna_gpbandit._gp_model import GPModel
+from optuna_gpbandit._maximize import AcquisitionSearch
+from optuna_gpbandit._pending import Hallucinate, PendingRule
 from optuna_gpbandit.acquisition.beta import avanesov_beta
+from optuna_gpbandit.acquisition.width import Theorem1
 from optuna_gpbandit.changepoint import (
     DEFAULT_THRESHOLD_CONST_RAW,
     ChangeDetection,
     CPDSettings,
-    ResidualTest,
 )
 from optuna_gpbandit.samplers._docs import document
-from optuna_gpbandit.samplers.gp_ucb import GPUCBSampler
-
-if TYPE_CHECKING:
-    from optuna.samplers import BaseSampler
-    from optuna.trial import FrozenTrial
-
-    from optuna_gpbandit._pending import Censoring
-    from optuna_gpbandit.constraints import FeasibleConstraints, LongTermConstraints
+from optuna_gpbandit.samplers._settings import ConstraintsArg, ConstraintsFunc
+from optuna_gpbandit.samplers.gp_ucb import Beta, GPUCBSampler
 
 
 @document
 class GPUCBCPDSampler(GPUCBSampler):
     """GP-UCB for objectives that change abruptly over the trials (non-stationary).
 
-    Default (``detector="residual"``): when a trial is asked, the GP's prediction of its value
+    Default (``reset=ChangeDetection()``, the residual test): when a trial is asked, the GP's prediction of its value
     is stored with it; when the value arrives, a CUSUM test on its standardised residual runs.
     After an abrupt change the sampler keeps landing where the old model was sure, and the
     residuals are large again and again: a handful of trials raise the alarm. The model then
@@ -36,7 +36,7 @@ class GPUCBCPDSampler(GPUCBSampler):
     rate ``alpha`` per trial while the model is calibrated; the only exploration trial is one
     uniform trial after each reset.
 
-    ``detector="avanesov"`` is the paper's GP-UCB-CPD (Algorithm 2): about ``xi * sqrt(t)`` of
+    ``reset=ChangeDetection.avanesov()`` is the paper's GP-UCB-CPD (Algorithm 2): about ``xi * sqrt(t)`` of
     the trials since the last reset are uniform-exploration trials, and after each one a test
     compares GP posterior means fitted on the two halves of every even-sized tail of them (their
     squared L2 distance over the search space against ``theta_n``); on an alarm the trials up
@@ -50,32 +50,23 @@ class GPUCBCPDSampler(GPUCBSampler):
     the stored trials (and written to the study system attr ``gpbandit:change_points`` for
     users), so resumed studies and other workers see the same resets.
 
-    A ``change_detection`` instance replaces ``detector``, ``alpha``, ``xi``, ``cpd_settings``,
-    ``count_running`` and ``window``.
+    This is :class:`GPUCBSampler` with ``reset=ChangeDetection()`` and no early width by
+    default, for one objective; any sampler takes ``reset=ChangeDetection(...)``.
+    :meth:`paper` gives the paper's experimental settings.
 
     Parameters
     ----------
-    detector
-        ``"residual"`` (default) or ``"avanesov"`` (the paper's algorithm).
-    alpha
-        Residual detector: false-alarm probability per tested trial (default ``1e-4``; see
-        :class:`~optuna_gpbandit.changepoint.ResidualTest`).
-    xi
-        Exploration multiplier: ``None`` (default) is ``sqrt(3)`` (the paper's) for
-        ``"avanesov"`` and 0 for ``"residual"`` (one uniform trial after each reset, none else).
-    cpd_settings
-        Avanesov's detector (:class:`~optuna_gpbandit.changepoint.CPDSettings`): fixed kernel,
-        threshold ``theta_0 n^{-r}`` (``theta_0 = 4`` on standardised targets,
-        ``threshold_const`` to change it, ``threshold`` to replace it), ridge.
-    count_running
-        Count other workers' running trials in the exploration schedule (default ``True``).
-    window
-        Drift mode: the model sees only the latest ``window`` trials (a sliding window), for
-        objectives that drift gradually rather than jump; the detector still runs. ``None``
-        (default): no window.
-    <gp_ucb parameters>
+    reset
+        A :class:`~optuna_gpbandit.ChangeDetection`: ``ChangeDetection()`` (default: the
+        residual CUSUM, false alarms at ``alpha = 1e-4`` per trial;
+        ``ChangeDetection(settings=ResidualTest(alpha=...))`` to change it,
+        ``ChangeDetection(window=...)`` for drift) or ``ChangeDetection.avanesov()`` (the
+        paper's detector; :class:`~optuna_gpbandit.CPDSettings` for its kernel and threshold).
+    beta
+        As for :class:`GPUCBSampler`; default ``Theorem1(early_factor=1.0)`` (the early width
+        is not measured with change detection).
     <common parameters>
-    <input_warping parameters>
+    <settings parameters>
     """
 
     _multi_objective = False  # one objective only
@@ -83,65 +74,23 @@ class GPUCBCPDSampler(GPUCBSampler):
     def __init__(
         self,
         *,
-        detector: str = "residual",
-        alpha: float = 1e-4,
-        xi: float | None = None,
-        cpd_settings: CPDSettings | None = None,
-        count_running: bool = True,
-        window: int | None = None,
-        beta: str | float | Callable[[int], float] = "auto",
-        beta_scale: float = 0.05,
-        early_beta_factor: float = 1.0,
-        delta: float = 0.1,
-        lipschitz_a: float = 1.0,
-        lipschitz_b: float = 1.0,
-        domain_r: float = 1.0,
-        rkhs_bound: float = 1.0,
+        reset: ChangeDetection = ChangeDetection(),
+        beta: Beta = Theorem1(early_factor=1.0),
         seed: int | None = None,
-        n_startup_trials: int | None = None,
         independent_sampler: BaseSampler | None = None,
+        n_startup_trials: int | None = None,
         deterministic_objective: bool = False,
-        kernel: str = "matern52",
-        lengthscale: float | Sequence[float] | None = None,
-        kernel_scale: float | None = None,
-        noise_var: float | None = None,
-        standardize: bool = True,
-        n_candidates: int = 1024,
-        n_local_search: int = 5,
-        refit_growth: float = 0.05,
-        max_fit_points: int = 256,
-        max_posterior_points: int | None = 1500,
+        constraints_func: ConstraintsFunc | None = None,
         warn_independent_sampling: bool = True,
-        pending: str | Censoring = "hallucinate",
-        stale_after: float | None = None,
-        constraints: FeasibleConstraints | LongTermConstraints | str | None = "auto",
-        constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
-        change_detection: ChangeDetection | None = None,
-        failures: str = "impute",
-        input_warping: bool = True,
+        model: GPModel = GPModel(),
+        search: AcquisitionSearch = AcquisitionSearch(),
+        pending: PendingRule = Hallucinate(),
+        failures: FailedTrials = FailedTrials(),
+        constraints: ConstraintsArg = "auto",
     ) -> None:
-        if change_detection is None:
-            if detector == "residual":
-                if cpd_settings is not None:
-                    raise ValueError(
-                        "cpd_settings configures detector='avanesov'; with detector='residual' "
-                        "set alpha instead."
-                    )
-                settings = ResidualTest(alpha=alpha)
-            elif detector == "avanesov":
-                if alpha != 1e-4:
-                    raise ValueError(
-                        "alpha configures detector='residual'; with detector='avanesov' use "
-                        "cpd_settings=CPDSettings(threshold_const=...)."
-                    )
-                settings = cpd_settings or CPDSettings()
-            else:
-                raise ValueError(
-                    f"detector must be 'residual' or 'avanesov', got {detector!r}."
-                )
-            change_detection = ChangeDetection(
-                settings=settings, xi=xi, count_running=count_running, window=window
-            )
+        if not isinstance(reset, ChangeDetection):
+            raise ValueError("GPUCBCPDSampler: reset must be a ChangeDetection instance, got "
+                             f"{reset!r}.")
         super().__init__(**forward(GPUCBSampler, locals()))
 
     @classmethod
@@ -153,12 +102,13 @@ class GPUCBCPDSampler(GPUCBSampler):
         (:func:`~optuna_gpbandit.acquisition.avanesov_beta`), the detector on raw targets with
         ``theta_0 = 2.6``, ``xi = sqrt(3)``, no start-up trials beyond the schedule's.
         ``horizon`` is ``T``; other keyword arguments go to the constructor."""
-        settings = dict(
-            detector="avanesov", n_startup_trials=1, kernel="matern52",
-            lengthscale=lengthscale, kernel_scale=1.0, noise_var=noise_var, standardize=False,
-            beta=avanesov_beta(horizon, d=d), beta_scale=1.0,
-            cpd_settings=CPDSettings(standardize=False,
-                                     threshold_const=DEFAULT_THRESHOLD_CONST_RAW),
+        settings: dict[str, Any] = dict(
+            n_startup_trials=1,
+            model=GPModel(kernel="matern52", lengthscale=lengthscale, kernel_scale=1.0,
+                          noise_var=noise_var, standardize=False),
+            beta=avanesov_beta(horizon, d=d),
+            reset=ChangeDetection.avanesov(CPDSettings(
+                standardize=False, threshold_const=DEFAULT_THRESHOLD_CONST_RAW)),
         )
         settings.update(kwargs)
         return cls(seed=seed, **settings)

@@ -2,22 +2,22 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import Any
 
-if TYPE_CHECKING:
-    from optuna.samplers import BaseSampler
-    from optuna.trial import FrozenTrial
-
-    from optuna_gpbandit._pending import Censoring
-    from optuna_gpbandit.changepoint import ChangeDetection
-    from optuna_gpbandit.constraints import FeasibleConstraints, LongTermConstraints
-
+from optuna.samplers import BaseSampler
 
 from optuna_gpbandit._arguments import forward
+from optuna_gpbandit._cut import HistoryCut
+from optuna_gpbandit._failures import FailedTrials
+from optuna_gpbandit._gp_model import GPModel
+from optuna_gpbandit._maximize import AcquisitionSearch
+from optuna_gpbandit._pending import Hallucinate, PendingRule
 from optuna_gpbandit.acquisition.ucb import UCB
+from optuna_gpbandit.acquisition.width import InfoGainWidth
 from optuna_gpbandit.samplers._base import SelectionContext
 from optuna_gpbandit.samplers._docs import document
 from optuna_gpbandit.samplers._kernelized import KernelizedBanditSampler
+from optuna_gpbandit.samplers._settings import ConstraintsArg, ConstraintsFunc
 
 
 @document
@@ -27,11 +27,15 @@ class IGPUCBSampler(KernelizedBanditSampler):
 
     Parameters
     ----------
-    <kernelized parameters>
+    width
+        ``beta_t``'s constants ``B``, ``R``, ``delta``, ``gamma`` and its early factor
+        (:class:`~optuna_gpbandit.InfoGainWidth`; default ``InfoGainWidth()``: ``B = 0.5``,
+        ``R`` read off the fitted noise, no early factor). The paper's ``lambda = 1 + 2 / T``
+        is ``model=GPModel(noise_var=1 + 2 / T)``. With ``pending=Censoring(theory_beta=True)``
+        the width is Verma et al.'s ``B + (R + B_y) sqrt(2 (gamma_{t-1} + 1 + log(2 /
+        delta)))``.
     <common parameters>
-    <restarts parameters>
-    <warping parameters>
-    <input_warping parameters>
+    <settings parameters>
     <multi_objective parameters>
     """
 
@@ -40,42 +44,24 @@ class IGPUCBSampler(KernelizedBanditSampler):
     def __init__(
         self,
         *,
-        B: float = 0.5,
-        R: float | None = None,
-        delta: float = 0.1,
-        lam: float | str | None = None,
-        horizon: int | None = None,
-        gamma: str | float | Callable[[int, int], float] = "data",
-        early_beta_factor: float = 1.0,
+        width: InfoGainWidth = InfoGainWidth(),
         seed: int | None = None,
-        n_startup_trials: int | None = None,
         independent_sampler: BaseSampler | None = None,
+        n_startup_trials: int | None = None,
         deterministic_objective: bool = False,
-        kernel: str = "matern52",
-        lengthscale: float | Sequence[float] | None = None,
-        kernel_scale: float | None = None,
-        noise_var: float | None = None,
-        standardize: bool = True,
-        n_candidates: int = 1024,
-        n_local_search: int = 5,
-        refit_growth: float = 0.05,
-        max_fit_points: int = 256,
-        max_posterior_points: int | None = 1500,
+        constraints_func: ConstraintsFunc | None = None,
         warn_independent_sampling: bool = True,
-        pending: str | Censoring = "hallucinate",
-        stale_after: float | None = None,
-        constraints: FeasibleConstraints | LongTermConstraints | str | None = "auto",
-        constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
-        change_detection: ChangeDetection | None = None,
-        failures: str = "impute",
+        model: GPModel = GPModel(),
+        search: AcquisitionSearch = AcquisitionSearch(),
+        pending: PendingRule = Hallucinate(),
+        failures: FailedTrials = FailedTrials(),
+        reset: HistoryCut | None = None,
+        constraints: ConstraintsArg = "auto",
         scalarization: str = "chebyshev",
-        restarts: bool = False,
-        output_warping: bool = True,
-        input_warping: bool = True,
     ) -> None:
         super().__init__(**forward(KernelizedBanditSampler, locals()))
 
     def _acquisition(self, ctx: SelectionContext) -> tuple[UCB, dict[str, Any]]:
-        beta, terms = self._width(ctx, thompson=False)
+        beta, terms = self.width_t(ctx, thompson=False)
         nu = beta + ctx.width_bonus
         return UCB(ctx.model.posterior, nu), {"beta": beta, "nu": nu, **terms}

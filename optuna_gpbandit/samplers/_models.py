@@ -1,0 +1,76 @@
+"""Observations and models of one suggestion: one GP per objective on the observed, pending
+and failed rows, and what the maximiser must avoid (:class:`SelectionContext` per
+objective)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+from optuna.logging import get_logger
+from optuna.study import Study
+from optuna.trial import FrozenTrial
+
+from optuna_gpbandit import _randomness
+from optuna_gpbandit._cut import Cut
+from optuna_gpbandit._failures import FailedRow
+from optuna_gpbandit._history import History
+from optuna_gpbandit._model import capped_fit, latest_state
+from optuna_gpbandit._observations import build_observations, study_spread
+from optuna_gpbandit._pending import Design
+from optuna_gpbandit._space import EncodedSpace
+from optuna_gpbandit.samplers._constraint_step import ConstraintStep
+from optuna_gpbandit.samplers._context import (SelectionContext, deterministic, exclusion,
+                                              log_repeats)
+from optuna_gpbandit.samplers._multi import objective_targets, stored_states
+from optuna_gpbandit.samplers._settings import Settings
+
+_logger = get_logger(__name__)
+
+
+def fit_contexts(study: Study, trial: FrozenTrial, space: EncodedSpace, history: History,
+                 design: Design, failed: list[FailedRow], step: ConstraintStep, cut: Cut,
+                 settings: Settings, seed: int) -> list[SelectionContext] | None:
+    """One fitted model per objective on the observations (pending and failed rows
+    included), with what the maximiser must avoid; ``None``: a quasi-random point instead
+    (nothing to model, or a GP that cannot be factorised)."""
+    k = len(study.directions)
+    reset = settings.reset
+    model = settings.model.for_study(k, reset is not None and reset.objective_units)
+    previous = (stored_states(history, trial, k) if k > 1
+                else [latest_state(history.all_trials, trial.number)])
+    if k > 1:  # a known lower bound is of the one objective
+        design = dataclasses.replace(design, lower_bound=None)
+    fitted = []
+    for i, direction in enumerate(study.directions):
+        obs = build_observations(
+            history.completed, space, direction, model, design=design,
+            targets=objective_targets(study, history, i) if k > 1 else step.targets,
+            failed=settings.failures.model_rows(failed),
+            scale_floor=study_spread(history.all_trials, study.direction) if cut.start else None)
+        if k == 1 and obs.n_observed >= 2 and np.ptp(obs.y_raw) == 0.0:
+            # Nothing to model (a constant objective, or a broken one): a GP would fit
+            # infinite lengthscales and UCB would bounce between corners.
+            _logger.info("Trial %d: all %d observed values are equal (%g); sampling a "
+                         "quasi-random point.", trial.number, obs.n_observed,
+                         obs.sign * obs.y_raw[0])
+            return None
+        pair = capped_fit(obs, space, model, previous[i], seed, trial.number,
+                          what="the GP" if k == 1 else f"the GP of objective {i}")
+        if pair is None:
+            return None
+        fitted.append(pair)
+    rng = _randomness.trial_rng(seed, trial.number, _randomness.SAMPLE)
+    ctxs = [SelectionContext(study, trial, space, obs, fit, rng, settings.search,
+                             settings.pending.width_bonus(obs, fit.posterior),
+                             step.noise_factor, step.delta_factor,
+                             feasibility=step.feasibility,
+                             n_unresolved=history.n_unresolved) for obs, fit in fitted]
+    # The least deterministic objective decides whether evaluated points are done.
+    noisiest = max(ctxs, key=lambda c: c.model.posterior.effective_noise_var
+                   / c.model.posterior.params.scale)
+    avoid = exclusion(noisiest.obs, noisiest.model, space, history, failed,
+                      None if step.feasibility is None else step.feasibility.infeasible)
+    if k == 1 and not deterministic(noisiest.model):
+        log_repeats(study, trial, noisiest.obs, noisiest.model)
+    return [dataclasses.replace(c, excluded=avoid) for c in ctxs]

@@ -1,0 +1,90 @@
+"""The front door: a sampler's arguments, checked once and held as the settings objects the
+stages read (:class:`Settings`). Every bad value fails here, with a message naming the
+argument."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from optuna.samplers import BaseSampler
+from optuna.trial import FrozenTrial
+
+from optuna_gpbandit._arguments import check_bool, check_int
+from optuna_gpbandit._cut import HistoryCut
+from optuna_gpbandit._failures import FailedTrials
+from optuna_gpbandit._gp_model import GPModel
+from optuna_gpbandit._maximize import AcquisitionSearch
+from optuna_gpbandit._pending import PendingRule
+from optuna_gpbandit.acquisition.scalarize import check_scalarization
+from optuna_gpbandit.constraints import FeasibleConstraints, LongTermConstraints
+from optuna_gpbandit.samplers._constraint_step import resolve_constraints
+
+ConstraintsArg = FeasibleConstraints | LongTermConstraints | str | None
+ConstraintsFunc = Callable[[FrozenTrial], Sequence[float]]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the stages of a suggestion read: the settings objects of the sampler's arguments
+    (``model`` with ``deterministic_objective`` applied; ``constraints`` resolved with
+    ``constraints_func``, ``auto`` for GPSampler's ``"auto"``)."""
+
+    n_startup_trials: int | None
+    model: GPModel
+    search: AcquisitionSearch
+    pending: PendingRule
+    failures: FailedTrials
+    reset: HistoryCut | None
+    constraints: FeasibleConstraints | LongTermConstraints | None
+    auto_constraints: bool
+    constraints_func: ConstraintsFunc | None
+    scalarization: str
+    warn_independent_sampling: bool
+
+    @property
+    def long_term(self) -> bool:
+        return isinstance(self.constraints, LongTermConstraints)
+
+
+def _instance(name: str, value: Any, cls: type, spelled: str) -> Any:
+    if not isinstance(value, cls):
+        raise ValueError(f"{name} must be {spelled}, got {value!r}.")
+    return value
+
+
+def resolve_settings(
+    *, n_startup_trials: int | None, deterministic_objective: bool,
+    constraints_func: ConstraintsFunc | None, warn_independent_sampling: bool, model: GPModel,
+    search: AcquisitionSearch, pending: PendingRule, failures: FailedTrials,
+    reset: HistoryCut | None, constraints: ConstraintsArg, scalarization: str,
+) -> Settings:
+    """The checked :class:`Settings` of a sampler's arguments."""
+    model = _instance("model", model, GPModel, "a GPModel instance")
+    if reset is not None and (isinstance(reset, type) or not isinstance(reset, HistoryCut)):
+        raise ValueError("reset must be None, Restarts() or ChangeDetection(...), got "
+                         f"{reset!r}.")
+    resolved, auto = resolve_constraints(constraints, constraints_func)
+    return Settings(
+        n_startup_trials=(None if n_startup_trials is None
+                          else check_int("n_startup_trials", n_startup_trials, 0)),
+        model=model.deterministic(deterministic_objective),
+        search=_instance("search", search, AcquisitionSearch, "an AcquisitionSearch instance"),
+        pending=_instance("pending", pending, PendingRule,
+                          "Hallucinate(), Censoring(...) or IgnorePending()"),
+        failures=_instance("failures", failures, FailedTrials, "a FailedTrials instance"),
+        reset=None if reset is None else reset.fresh(),
+        constraints=resolved,
+        auto_constraints=auto,
+        constraints_func=constraints_func,
+        scalarization=check_scalarization(scalarization),
+        warn_independent_sampling=check_bool("warn_independent_sampling",
+                                             warn_independent_sampling),
+    )
+
+
+def check_independent_sampler(sampler: Any) -> BaseSampler | None:
+    """``None`` or an Optuna sampler."""
+    if sampler is not None and not isinstance(sampler, BaseSampler):
+        raise ValueError(f"independent_sampler must be an Optuna sampler, got {sampler!r}.")
+    return sampler
