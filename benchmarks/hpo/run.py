@@ -1,22 +1,19 @@
 """Command line of the real-HPO suite (``python -m benchmarks.hpo --help``).
 
 Runs go through the harness's runner (``benchmarks.harness.runner.run_tasks``: ask / tell,
-timings, one JSON line per finished run, ``--resume``, ``--jobs``); ``tasks`` registers the HPO
-tasks and ``TPE-mv`` with the harness. The runner's spawned workers import only the harness, so
-for the duration of a run its worker initialiser is replaced by :func:`_worker_init` here, whose
-module import registers the tasks in each worker too.
+timings, one JSON line per finished run, ``--resume``, ``--jobs``) by way of
+``benchmarks.harness.suite.run_suite``; ``tasks`` registers the HPO tasks and ``TPE-mv`` with the
+harness. The runner's spawned workers import only the harness, so for the duration of a run its
+worker initialiser is replaced by :func:`_worker_init` here, whose module import registers the
+tasks in each worker too.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import sys
-import time
 
-from benchmarks.harness import runner
-from benchmarks.harness.cli import _check_samplers, _versions
+from benchmarks.harness import runner, suite
 from benchmarks.harness.samplers import SAMPLERS
 
 from .tasks import ALL_TASKS, DEFAULT_SAMPLERS, HELD_OUT, TASKS, folds, time_evaluations
@@ -28,24 +25,13 @@ DEFAULT_OUT = os.path.join(os.path.dirname(HERE), "reports", "hpo")
 HELD_OUT_OUT = os.path.join(os.path.dirname(HERE), "reports", "hpo-held-out")
 FULL = {"seeds": 10, "trials": 100}
 
-_harness_init = runner._worker_init
-
 
 def _worker_init(threads: int, tasks: list) -> None:
     """The harness's initialiser, then the data sets, folds and model modules of the tasks."""
-    _harness_init(threads, tasks)
-    import importlib
-
-    for mod in ("tree", "ensemble", "neighbors", "neural_network", "linear_model", "svm",
-                "multiclass"):
-        importlib.import_module(f"sklearn.{mod}")
+    suite.HARNESS_INIT(threads, tasks)
+    runner.import_modules(f"sklearn.{m}" for m in suite.SKLEARN_MODEL_MODULES)
     for name in {t.problem for t in tasks}:
         folds(ALL_TASKS[name].dataset, ALL_TASKS[name].k)
-
-
-def package_info() -> dict:
-    """Where optuna_gpbandit is imported from and the git commit of that checkout."""
-    return runner.package_checkout("--short=12")
 
 
 def _pick(names: list[str] | None, default: list[str], what: str,
@@ -67,46 +53,20 @@ def _task_names(args: argparse.Namespace) -> list[str]:
 
 def cmd_run(args: argparse.Namespace) -> int:
     tasks = _task_names(args)
-    samplers = _check_samplers(args.samplers) if args.samplers else list(DEFAULT_SAMPLERS)
-    seeds = args.seed_list if args.seed_list else list(
-        range(args.first_seed, args.first_seed + args.seeds))
+    samplers = suite.samplers_of(args, DEFAULT_SAMPLERS)
+    seeds = suite.seeds_of(args)
     out = args.out or (HELD_OUT_OUT if args.held_out else DEFAULT_OUT)
-    n_done = len(runner.finished_keys(out)) if os.path.isdir(out) else 0
-    if n_done and not args.resume:
-        raise SystemExit(f"{out} already holds {n_done} finished runs: pass --resume to add to "
-                         "it (finished runs are skipped), or choose another --out")
-    os.makedirs(out, exist_ok=True)
-    cfg_path = os.path.join(out, runner.CONFIG_FILE)
-    config = json.load(open(cfg_path)) if os.path.exists(cfg_path) else {"suite": "hpo"}
-    part = {"command": " ".join(["python -m benchmarks.hpo"] + sys.argv[1:]),
-            "started": time.strftime("%Y-%m-%dT%H:%M:%S"), "tasks": tasks,
-            "samplers": samplers, "seeds": seeds, "n_trials": args.trials, "jobs": args.jobs,
-            "threads": args.threads, "cpus": os.cpu_count(), "load_start": os.getloadavg()[0],
-            "package": package_info(), "versions": _versions()}
-    config.setdefault("parts", []).append(part)
 
-    def save() -> None:
-        with open(cfg_path, "w") as fh:
-            json.dump(config, fh, indent=1)
-
-    save()
-    print(f"results: {out}; optuna_gpbandit from {part['package']['path']} "
-          f"({part['package']['commit']}{', modified' if part['package']['dirty'] else ''})",
-          file=sys.stderr, flush=True)
-    runner._worker_init = _worker_init
-    try:
-        _, failed = runner.run_tasks(runner.make_tasks(tasks, samplers, seeds, args.trials), out,
-                                     jobs=args.jobs, threads=args.threads, resume=True)
-    finally:
-        runner._worker_init = _harness_init
-        part.update(finished=time.strftime("%Y-%m-%dT%H:%M:%S"), load_end=os.getloadavg()[0])
-        save()
-    if not args.no_report:
+    def report() -> str:
         from .report import render
 
-        render([out], default=args.default)
-        print(f"report: {os.path.join(out, 'report.md')}", file=sys.stderr)
-    return 1 if failed else 0
+        return render([out], default=args.default)
+
+    return suite.run_suite(
+        args, suite="hpo", prog="benchmarks.hpo", out=out,
+        tasks=runner.make_tasks(tasks, samplers, seeds, args.trials),
+        fields={"tasks": tasks, "samplers": samplers, "seeds": seeds, "n_trials": args.trials},
+        worker_init=_worker_init, report=report)
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -115,9 +75,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     dirs = args.dirs or [DEFAULT_OUT]
     text = render(dirs, default=args.default, out_file=args.file,
                   floor=None if args.no_floor else SCORE_FLOOR)
-    if not args.quiet:
-        print(text)
-    print(f"report: {args.file or os.path.join(dirs[0], 'report.md')}", file=sys.stderr)
+    suite.print_report(text, args.file or os.path.join(dirs[0], "report.md"), args.quiet)
     return 0
 
 
@@ -159,22 +117,12 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--held-out", action="store_true",
                    help="the held-out tasks (no default was chosen on them) instead of the suite")
     r.add_argument("--samplers", nargs="+", metavar="NAME")
-    seeds = r.add_mutually_exclusive_group()
-    seeds.add_argument("--seeds", type=int, default=FULL["seeds"],
-                       help=f"number of seeds, from --first-seed (default {FULL['seeds']})")
-    seeds.add_argument("--seed-list", type=int, nargs="+", metavar="SEED")
-    r.add_argument("--first-seed", type=int, default=0)
-    r.add_argument("--trials", type=int, default=FULL["trials"],
-                   help=f"trials per run (default {FULL['trials']}; the report scores a "
-                   "100-trial run at 40 and at 100)")
-    r.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
-    r.add_argument("--threads", type=int, default=1,
-                   help="BLAS / OpenMP / torch threads per run (default 1)")
-    r.add_argument("--out", default=None, help="result directory (default "
-                   "benchmarks/reports/hpo, with --held-out benchmarks/reports/hpo-held-out)")
-    r.add_argument("--resume", action="store_true",
-                   help="add to --out, skipping the runs it already holds")
-    r.add_argument("--no-report", action="store_true")
+    suite.add_run_options(
+        r, seeds=FULL["seeds"],
+        seeds_help=f"number of seeds, from --first-seed (default {FULL['seeds']})",
+        trials=FULL["trials"], trials_help=f"trials per run (default {FULL['trials']}; the report "
+        "scores a 100-trial run at 40 and at 100)", out_help="result directory (default "
+        "benchmarks/reports/hpo, with --held-out benchmarks/reports/hpo-held-out)")
     r.add_argument("--default", default="GP-UCB", help="the sampler the targets judge")
     r.set_defaults(func=cmd_run)
     p = sub.add_parser("report", help="write report.md of one or more result directories "

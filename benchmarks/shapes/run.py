@@ -1,8 +1,9 @@
 """Command line of the objective-shapes suite (``python -m benchmarks.shapes --help``).
 
 Runs go through the harness's runner (``benchmarks.harness.runner.run_tasks``: ask / tell,
-timings, one JSON line per finished run, ``--resume``, ``--jobs``). For the duration of a run
-two of the runner's module functions are replaced, as ``benchmarks.hpo`` replaces its worker
+timings, one JSON line per finished run, ``--resume``, ``--jobs``) by way of
+``benchmarks.harness.suite.run_suite``. For the duration of a run two of the runner's module
+functions are replaced, as ``benchmarks.hpo`` replaces its worker
 initialiser: ``_worker_init`` by :func:`_worker_init` here (its module import registers the
 suite's problems and samplers in each spawned worker too), and ``run_one`` by :func:`run_one`,
 which calls the harness's ``run_one`` unchanged and adds one field to the run's JSON record:
@@ -19,13 +20,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import os
-import sys
-import time
 
-from benchmarks.harness import runner
-from benchmarks.harness.cli import _check_samplers, _versions
+from benchmarks.harness import runner, suite
+from benchmarks.harness.cli import _check_samplers
 from benchmarks.harness.problems import PROBLEMS
 from benchmarks.harness.samplers import SAMPLERS
 
@@ -35,9 +33,6 @@ from .suites import FULL, SUITES, select, tasks
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPORTS = os.path.join(os.path.dirname(HERE), "reports")
 STATE_ATTR = "gpbandit:state"
-
-_harness_init = runner._worker_init
-_harness_run_one = runner.run_one
 
 
 def is_model_trial(system_attrs: dict) -> bool:
@@ -57,7 +52,7 @@ def run_one(task: runner.Task) -> dict:
 
     PROBLEMS[task.problem] = dataclasses.replace(problem, suggest=suggest)
     try:
-        record = _harness_run_one(task)
+        record = suite.HARNESS_RUN_ONE(task)
     finally:
         PROBLEMS[task.problem] = problem
     trials = studies[0].trials if studies else []
@@ -73,18 +68,14 @@ def _worker_init(threads: int, task_list: list) -> None:
     """This module's import (problems and samplers registered), ``run_one`` replaced, then the
     harness's initialiser."""
     install()
-    _harness_init(threads, task_list)
+    suite.HARNESS_INIT(threads, task_list)
 
 
 def run_tasks(task_list: list, out: str, jobs: int = 1, threads: int = 1, resume: bool = True
               ) -> tuple[int, int]:
     """``runner.run_tasks`` with this suite's worker initialiser and ``run_one``."""
-    runner._worker_init = _worker_init
-    try:
+    with suite.hooks(_worker_init):
         return runner.run_tasks(task_list, out, jobs=jobs, threads=threads, resume=resume)
-    finally:
-        runner._worker_init = _harness_init
-        runner.run_one = _harness_run_one
 
 
 # --------------------------------------------------------------------------- commands
@@ -97,53 +88,24 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise SystemExit("nothing to run: no group keeps a problem and a sampler")
     task_list = tasks(groups, args.first_seed, args.seed_list)
     out = args.out or os.path.join(REPORTS, f"shapes-{args.suite}")
-    n_done = len(runner.finished_keys(out)) if os.path.isdir(out) else 0
-    if n_done and not args.resume:
-        raise SystemExit(f"{out} already holds {n_done} finished runs: pass --resume to add to "
-                         "it (finished runs are skipped), or choose another --out")
-    os.makedirs(out, exist_ok=True)
-    cfg_path = os.path.join(out, runner.CONFIG_FILE)
-    config = json.load(open(cfg_path)) if os.path.exists(cfg_path) else {"suite": "shapes"}
-    part = {"command": " ".join(["python -m benchmarks.shapes"] + sys.argv[1:]),
-            "suite": args.suite, "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
-            "groups": [dataclasses.asdict(g) for g in groups], "runs": len(task_list),
-            "jobs": args.jobs, "threads": args.threads, "cpus": os.cpu_count(),
-            "load_start": os.getloadavg()[0], "package": runner.package_checkout("--short=12"),
-            "versions": _versions()}
-    config.setdefault("parts", []).append(part)
 
-    def save() -> None:
-        with open(cfg_path, "w") as fh:
-            json.dump(config, fh, indent=1)
-
-    save()
-    pkg = part["package"]
-    print(f"results: {out}; optuna_gpbandit from {pkg['path']} ({pkg['commit']}"
-          f"{', modified' if pkg['dirty'] else ''})", file=sys.stderr, flush=True)
-    cpu0 = time.process_time()
-    try:
-        _, failed = run_tasks(task_list, out, jobs=args.jobs, threads=args.threads, resume=True)
-    finally:
-        part.update(finished=time.strftime("%Y-%m-%dT%H:%M:%S"), load_end=os.getloadavg()[0],
-                    parent_cpu_seconds=time.process_time() - cpu0)
-        save()
-    if not args.no_report:
+    def report() -> str:
         from .report import render
 
-        text = render([out])
-        if not args.quiet:
-            print(text)
-        print(f"report: {os.path.join(out, 'report.md')}", file=sys.stderr)
-    return 1 if failed else 0
+        return render([out])
+
+    return suite.run_suite(
+        args, suite="shapes", prog="benchmarks.shapes", out=out, tasks=task_list,
+        fields={"suite": args.suite, "groups": [dataclasses.asdict(g) for g in groups],
+                "runs": len(task_list)},
+        worker_init=_worker_init, report=report, show_report=True, record_cpu=True)
 
 
 def cmd_report(args: argparse.Namespace) -> int:
     from .report import render
 
     text = render(args.dirs, out_file=args.file, baseline=args.baseline)
-    if not args.quiet:
-        print(text)
-    print(f"report: {args.file or os.path.join(args.dirs[0], 'report.md')}", file=sys.stderr)
+    suite.print_report(text, args.file or os.path.join(args.dirs[0], "report.md"), args.quiet)
     return 0
 
 
@@ -152,9 +114,9 @@ def cmd_list(args: argparse.Namespace) -> int:
 
     for name, p in {**SHAPES, "hartmann6": PROBLEMS["hartmann6"]}.items():
         print(f"{name:16s} f* = {p.minimum:<12.6g} {p.description}")
-    for suite, groups in SUITES.items():
+    for name, groups in SUITES.items():
         n = len(tasks(groups))
-        print(f"\nsuite {suite} ({n} runs):")
+        print(f"\nsuite {name} ({n} runs):")
         for g in groups:
             print(f"  {g.name:9s} {g.trials:3d} trials x {g.seeds:2d} seeds: "
                   f"{', '.join(g.problems)} | {', '.join(g.samplers)}")
@@ -175,21 +137,10 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--samplers", nargs="+", metavar="NAME",
                    help="only these samplers, on the groups that run them by default (a "
                    "sampler no group runs by default, e.g. a variant, runs on all)")
-    seeds = r.add_mutually_exclusive_group()
-    seeds.add_argument("--seeds", type=int, default=None,
-                       help="number of seeds of every group (default: the group's)")
-    seeds.add_argument("--seed-list", type=int, nargs="+", metavar="SEED")
-    r.add_argument("--first-seed", type=int, default=0)
-    r.add_argument("--trials", type=int, default=None,
-                   help="trials per run of every group (default: the group's budget)")
-    r.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
-    r.add_argument("--threads", type=int, default=1,
-                   help="BLAS / OpenMP / torch threads per run (default 1)")
-    r.add_argument("--out", default=None,
-                   help="result directory (default benchmarks/reports/shapes-<suite>)")
-    r.add_argument("--resume", action="store_true",
-                   help="add to --out, skipping the runs it already holds")
-    r.add_argument("--no-report", action="store_true")
+    suite.add_run_options(
+        r, seeds=None, seeds_help="number of seeds of every group (default: the group's)",
+        trials=None, trials_help="trials per run of every group (default: the group's budget)",
+        out_help="result directory (default benchmarks/reports/shapes-<suite>)")
     r.add_argument("--quiet", action="store_true", help="do not print the report")
     r.set_defaults(func=cmd_run)
     p = sub.add_parser("report", help="write report.md of one or more result directories "

@@ -1,0 +1,187 @@
+"""Random search's expected best on one (problem, seed), from a pool of random evaluations.
+
+The score's zero on seed ``s`` of a problem is ``rand_s(t)``, the expected best loss of ``t``
+random-search trials on that seed's objective. It is estimated, as Bayesmark estimates its
+random-search baseline, from a pool: ``n`` configurations drawn as the suite's random search
+draws them (Optuna's ``RandomSampler`` through the problem's own ``suggest``, seeded by
+:func:`pool_seed`, a stream of its own: no run's trials are in the pool), each evaluated once on
+the seed's objective. With the pool's values sorted, ``v_(1) <= ... <= v_(n)``, the expected
+minimum of ``t`` of them drawn without replacement is
+
+    E[min] = sum_k v_(k) P(min is the k-th smallest),   P = C(n - k, t - 1) / C(n, t)
+
+(of the C(n, t) equally likely t-subsets, C(n - k, t - 1) hold the k-th smallest and t - 1 of
+the n - k above it; ties change nothing, as tied values are equal). Averaged over the pool's
+draws this is the mean of the minimum over all t-subsets of the pool, so it is unbiased for the
+expected best of t random trials (a U-statistic), with far less variance than the mean of a few
+random-search runs; it needs ``t <= n``, so a pool is at least as long as the longest budget it
+scores.
+
+A pool is evaluated once per (problem, seed) and cached in the result directory, one JSON line
+per pool (``pool.jsonl``: the values, the raw parameters, the seconds); a longer pool extends a
+shorter one (the same stream: only the new configurations are evaluated), and of the lines of one
+(problem, seed) the longest counts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import sys
+import time
+import traceback
+from fractions import Fraction
+
+import numpy as np
+
+from benchmarks.harness import runner, suite
+
+from . import definitions as D
+from .problems import ALL
+
+POOL_FILE = "pool.jsonl"
+POOL_N = 64
+"""Default pool size (``--pool``; a run of more trials draws a pool as long as its runs)."""
+
+
+# --------------------------------------------------------------------------- the estimator
+def min_rank_probabilities(n: int, t: int) -> list[Fraction]:
+    """P(the minimum of ``t`` of ``n`` ranked values drawn without replacement is the k-th
+    smallest), k = 1..n: ``C(n - k, t - 1) / C(n, t)``, exactly."""
+    if not 1 <= t <= n:
+        raise ValueError(f"t = {t} draws from a pool of {n}")
+    total = math.comb(n, t)
+    return [Fraction(math.comb(n - k, t - 1), total) for k in range(1, n + 1)]
+
+
+def expected_min(values: list[float], t: int) -> float:
+    """The expected minimum of ``t`` of ``values`` drawn without replacement (inf if a draw of
+    ``t`` can hold only failed, inf, evaluations)."""
+    v = sorted(values)
+    out = 0.0
+    for p, x in zip(min_rank_probabilities(len(v), t), v):
+        if p:
+            out += float(p) * x
+    return out
+
+
+def expected_min_curve(values: list[float], T: int) -> np.ndarray:
+    """``expected_min(values, t)`` for t = 1..T."""
+    return np.array([expected_min(values, t) for t in range(1, T + 1)])
+
+
+# --------------------------------------------------------------------------- the pool
+def pool_seed(problem: str, seed: int) -> int:
+    """The seed of the pool's ``RandomSampler`` on (problem, seed): a hash, so that the pool's
+    stream is none of the runs' (a Random run of seed s uses ``RandomSampler(seed=s)``)."""
+    text = json.dumps(["pool", problem, int(seed)])
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "little")
+
+
+def draw(problem: str, n: int, seed: int) -> list[dict]:
+    """The pool's first ``n`` raw (Optuna) parameter sets on (problem, seed)."""
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.ERROR)
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=pool_seed(problem,
+                                                                                      seed)))
+    return [ALL[problem].suggest(study.ask()) for _ in range(n)]
+
+
+def _plain(params: dict) -> dict:
+    return {k: D._plain(v) for k, v in params.items()}
+
+
+def evaluate(task: runner.Task, known: dict | None = None) -> dict:
+    """The pool record of ``task`` (problem, seed, ``n_trials`` = pool size), extending
+    ``known`` (a shorter pool of the same (problem, seed)) where its configurations agree."""
+    params = [_plain(p) for p in draw(task.problem, task.n_trials, task.seed)]
+    values: list[float] = []
+    seconds: list[float] = []
+    if known and known["params"] == params[:len(known["params"])]:
+        values, seconds = list(known["values"]), list(known["objective_seconds"])
+    prob = ALL[task.problem]
+    for raw in params[len(values):]:
+        t0 = time.process_time()
+        values.append(prob.evaluate(raw, task.seed))
+        seconds.append(time.process_time() - t0)
+    from benchmarks.harness.cli import _versions
+
+    v = _versions()
+    return {"problem": task.problem, "seed": task.seed, "n": len(values),
+            "sampler_seed": pool_seed(task.problem, task.seed), "values": values,
+            "params": params, "objective_seconds": seconds,
+            "versions": {k: v.get(k) for k in ("optuna", "scikit-learn", "numpy")},
+            "written": time.strftime("%Y-%m-%dT%H:%M:%S")}
+
+
+def _work(item: tuple[runner.Task, dict | None]) -> tuple:
+    task, known = item
+    try:
+        return item, evaluate(task, known), None
+    except Exception:  # noqa: BLE001
+        return item, None, traceback.format_exc()
+
+
+def warm(threads: int, items: list) -> None:
+    """A worker's start: the harness's initialiser, scikit-learn's modules, the data splits."""
+    tasks = [t[0] if isinstance(t, tuple) else t for t in items]
+    suite.HARNESS_INIT(threads, tasks)
+    runner.import_modules([f"sklearn.{m}" for m in suite.SKLEARN_MODEL_MODULES]
+                          + ["sklearn.metrics", "sklearn.model_selection"])
+    for t in tasks:
+        D.tuning_data(ALL[t.problem].dataset, t.seed)
+
+
+def read(dirs: list[str]) -> dict[tuple[str, int], dict]:
+    """The longest pool of each (problem, seed) in ``dirs`` and their immediate
+    subdirectories."""
+    out: dict[tuple[str, int], dict] = {}
+    for d in dirs:
+        subs = [os.path.join(d, s) for s in sorted(os.listdir(d))] if os.path.isdir(d) else []
+        for x in [d] + subs:
+            for r in runner.read_jsonl(os.path.join(x, POOL_FILE)):
+                key = (r["problem"], int(r["seed"]))
+                if r["problem"] in ALL and r["n"] > out.get(key, {}).get("n", 0):
+                    out[key] = {**r, "dir": x}
+    return out
+
+
+def ensure(out: str, keys: list[tuple[str, int]], n: int, jobs: int = 1, threads: int = 1,
+           known: dict[tuple[str, int], dict] | None = None) -> dict[tuple[str, int], dict]:
+    """Pools of at least ``n`` values for each (problem, seed) of ``keys``: those of ``known``
+    (default: ``out``'s cache) that are long enough, the others evaluated (``jobs`` workers)
+    and appended to ``out/pool.jsonl``. Returns the pools of ``keys``."""
+    known = read([out]) if known is None else known
+    pools = {k: known[k] for k in keys if k in known and known[k]["n"] >= n}
+    todo = [(runner.Task(p, "Random", s, n), known.get((p, s))) for p, s in keys
+            if (p, s) not in pools]
+    if not todo:
+        return pools
+    os.makedirs(out, exist_ok=True)
+    path = os.path.join(out, POOL_FILE)
+    print(f"random-search pools: {len(todo)} of {len(keys)} (problem, seed) to evaluate, {n} "
+          f"configurations each, into {path}", file=sys.stderr, flush=True)
+    done, failed = [], []
+
+    def collect(item, record, error, remaining) -> None:
+        task = item[0]
+        done.append(task)
+        if record is None:
+            failed.append(f"{task.problem} seed {task.seed}")
+            print(f"[{len(done)}/{len(todo)}] pool {task.problem} / seed {task.seed}: FAILED\n"
+                  f"{error}", file=sys.stderr, flush=True)
+            return
+        runner._append(path, record)
+        pools[(task.problem, task.seed)] = {**record, "dir": out}
+        fin = [v for v in record["values"] if math.isfinite(v)]
+        print(f"[{len(done)}/{len(todo)}] pool {task.problem} / seed {task.seed}: "
+              f"{record['n']} values, best {min(fin, default=math.inf):.5g}, "
+              f"{sum(record['objective_seconds']):.1f} s CPU", file=sys.stderr, flush=True)
+
+    runner.pool_run(todo, _work, warm, threads, jobs, collect)
+    if failed:
+        raise SystemExit(f"random-search pool(s) failed: {', '.join(failed)}")
+    return pools
