@@ -11,7 +11,7 @@ objective (``model=``, ``gp``, ``_model``) -> what to avoid (``_row_effects``,
 ``_storage``; ``report`` summarises finished studies. See docs/how-it-works.md.
 """
 
-from optuna_gpbandit import report
+from optuna_gpbandit import report, visualization
 from optuna_gpbandit._failures import FailedTrials
 from optuna_gpbandit._gp_model import GPModel
 from optuna_gpbandit._maximize import AcquisitionSearch
@@ -78,5 +78,6 @@ __all__ = [
     "pending_counts",
     "regret_report",
     "report",
+    "visualization",
     "sampler_record",
 ]

@@ -103,7 +103,7 @@ def find_branches(trials: Sequence[FrozenTrial], space: EncodedSpace) -> list[Br
                 continue
             col = space.columns[i]
             elsewhere = set().union(*(s for (j, k), s in seen.items() if j == i and k != key))
-            unseen_or_here = [k for k in range(int(col.n_values))
+            unseen_or_here = [k for k in range(int(col.size))
                               if k in seen[i, key] or k not in elsewhere]
             allowed[i] = np.sort(col.values_at(np.array(unseen_or_here, dtype=float)))
         branches.append(Branch(key, active, allowed))
@@ -248,10 +248,10 @@ class ConditionalSpace(EncodedSpace):
         total = 0
         for br in self.branches:
             sizes = []
-            for i in np.flatnonzero(br.active):
+            for i in np.flatnonzero(br.active).tolist():
                 if self.is_continuous[i]:
                     return None
-                sizes.append(br.allowed[i].size if i in br.allowed else int(self.n_values[i]))
+                sizes.append(br.allowed[i].size if i in br.allowed else int(self.columns[i].size))
             total += int(np.prod(sizes, dtype=object)) if sizes else 1
         return total
 
@@ -262,8 +262,8 @@ class ConditionalSpace(EncodedSpace):
         parts = []
         for br in self.branches:
             act = np.flatnonzero(br.active)
-            grids = np.meshgrid(*[br.allowed.get(i, None) if i in br.allowed
-                                  else self.column_values(int(i)) for i in act], indexing="ij")
+            grids = np.meshgrid(*[br.allowed[i] if i in br.allowed
+                                  else self.column_values(i) for i in act.tolist()], indexing="ij")
             P = np.tile(self.inactive, (grids[0].size if grids else 1, 1))
             for g, i in zip(grids, act):
                 P[:, i] = g.ravel()

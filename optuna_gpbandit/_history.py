@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from optuna.distributions import BaseDistribution
-from optuna.storages._heartbeat import is_heartbeat_enabled
+from optuna.storages._heartbeat import BaseHeartbeat, is_heartbeat_enabled
 from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
@@ -167,7 +167,8 @@ def dead_trial_ids(
         return set()
     dead: set[int] = set()
     storage = study._storage
-    if is_heartbeat_enabled(storage):
+    # (is_heartbeat_enabled tests isinstance(storage, BaseHeartbeat) too: here for the type)
+    if isinstance(storage, BaseHeartbeat) and is_heartbeat_enabled(storage):
         stale = set(storage._get_stale_trial_ids(study._study_id))
         dead = {t.number for t in running if t._trial_id in stale}
     if stale_after is None:

@@ -66,7 +66,7 @@ class AcquisitionSearch:
 
     def maximise(self, acq: Acquisition, space: EncodedSpace, rng: np.random.Generator, *,
                  warm_starts: np.ndarray | None = None,
-                 exclude: np.ndarray | None = None) -> tuple[np.ndarray, float]:
+                 exclude: np.ndarray | Exclusion | None = None) -> tuple[np.ndarray, float]:
         """:func:`maximize_acquisition` with these settings."""
         return maximize_acquisition(acq, space, rng, n_candidates=self.n_candidates,
                                     n_local_search=self.n_local_search,
@@ -82,13 +82,15 @@ def _line_values(space: EncodedSpace, i: int, current: float) -> np.ndarray:
     most ``_MAX_LINE_VALUES`` sorted, distinct encoded values.
     """
     col = space.columns[i]
-    n = col.n_values
+    n = col.size
+    near: np.ndarray
+    spread: np.ndarray
     if col.categorical or n <= RELAX_THRESHOLD:
         vals = space.column_values(i)
         if vals.size <= _MAX_LINE_VALUES:
             return vals
-        k = int(np.argmin(np.abs(vals - current)))
-        near = np.arange(max(k - 4, 0), min(k + 5, vals.size))
+        j = int(np.argmin(np.abs(vals - current)))
+        near = np.arange(max(j - 4, 0), min(j + 5, vals.size))
         spread = np.linspace(0, vals.size - 1, _MAX_LINE_VALUES - near.size).round().astype(int)
         return vals[np.unique(np.concatenate([near, spread]))]
     k = float(col.index_of(np.asarray(current)))
@@ -164,7 +166,7 @@ def maximize_acquisition(
     n_candidates: int = 1024,
     n_local_search: int = 5,
     warm_starts: np.ndarray | None = None,
-    exclude: np.ndarray | None = None,
+    exclude: np.ndarray | Exclusion | None = None,
     tol: float = SAME_POINT_TOL,
 ) -> tuple[np.ndarray, float]:
     """Return the encoded maximiser of ``acq`` over ``space`` and its value.
@@ -260,7 +262,8 @@ def near_any(
     return near
 
 
-def allowed(X: np.ndarray, exclude: np.ndarray | None, tol: float = SAME_POINT_TOL) -> np.ndarray:
+def allowed(X: np.ndarray, exclude: np.ndarray | Exclusion | None,
+            tol: float = SAME_POINT_TOL) -> np.ndarray:
     """Mask of the rows of ``X`` at least ``tol`` away from every ``exclude`` row; all rows if
     that would leave none."""
     if isinstance(exclude, Exclusion):
@@ -269,7 +272,8 @@ def allowed(X: np.ndarray, exclude: np.ndarray | None, tol: float = SAME_POINT_T
     return ~near if near.any() and not near.all() else np.ones(X.shape[0], dtype=bool)
 
 
-def _masked(scores: np.ndarray, X: np.ndarray, exclude: np.ndarray | None, tol: float) -> np.ndarray:
+def _masked(scores: np.ndarray, X: np.ndarray, exclude: np.ndarray | Exclusion | None,
+            tol: float) -> np.ndarray:
     """``scores`` with the rows :func:`allowed` leaves out at ``-inf``."""
     return np.where(allowed(X, exclude, tol), scores, -np.inf)
 

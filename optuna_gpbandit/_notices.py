@@ -22,8 +22,9 @@ from optuna.study import Study
 _logger = get_logger("optuna_gpbandit")
 # Keys logged, per live storage object. Not keyed by id(storage): a new study's storage can get
 # the address of a freed one, and its notices were then taken as said already.
-_seen: "weakref.WeakKeyDictionary[object, set[tuple[int, str]]]" = weakref.WeakKeyDictionary()
-_seen_by_id: set[tuple[int, int, str]] = set()  # storages that take no weak reference
+# Keys: (study id, key), and (id(storage), study id, key) for storages that take no weak reference.
+_seen: "weakref.WeakKeyDictionary[object, set[tuple[object, ...]]]" = weakref.WeakKeyDictionary()
+_seen_by_id: set[tuple[object, ...]] = set()  # storages that take no weak reference
 _lock = threading.Lock()
 
 
@@ -51,12 +52,13 @@ def log_once(study: Study, key: str, level: int, msg: str, *args: object) -> boo
 
     Returns whether it was logged.
     """
-    storage, ident = study._storage, (study._study_id, key)
+    storage = study._storage
+    ident: tuple[object, ...] = (study._study_id, key)
     with _lock:
         try:
             seen = _seen.setdefault(storage, set())
         except TypeError:  # no weak reference to this storage
-            seen, ident = _seen_by_id, (id(storage), *ident)  # type: ignore[assignment]
+            seen, ident = _seen_by_id, (id(storage), *ident)
         if ident in seen:
             return False
         seen.add(ident)

@@ -35,7 +35,7 @@ _logger = get_logger(__name__)
 _LARGE = 1e150  # magnitudes beyond which the standardiser rescales first
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Observations:
     """Data for the GP.
 
@@ -75,22 +75,32 @@ class Observations:
     shift: float
     scale: float
     numbers: np.ndarray
-    sign: float = 1.0
-    observed: np.ndarray | None = None
-    in_window: np.ndarray | None = None
-    hallucinate: bool = False
-    n_dropped: int = 0
-    imputed: np.ndarray | None = None
-    warp: _warping.Warp | None = None
+    sign: float
+    observed: np.ndarray
+    in_window: np.ndarray
+    hallucinate: bool
+    n_dropped: int
+    imputed: np.ndarray
+    warp: _warping.Warp | None
 
-    def __post_init__(self) -> None:
-        n = self.y.shape[0]
-        if self.observed is None:
-            object.__setattr__(self, "observed", np.ones(n, dtype=bool))
-        if self.in_window is None:
-            object.__setattr__(self, "in_window", np.zeros(n, dtype=bool))
-        if self.imputed is None:
-            object.__setattr__(self, "imputed", np.zeros(n, dtype=bool))
+    def __init__(self, X: np.ndarray, y: np.ndarray, y_raw: np.ndarray, shift: float,
+                 scale: float, numbers: np.ndarray, sign: float = 1.0,
+                 observed: np.ndarray | None = None, in_window: np.ndarray | None = None,
+                 hallucinate: bool = False, n_dropped: int = 0,
+                 imputed: np.ndarray | None = None, warp: _warping.Warp | None = None) -> None:
+        # written out (not the dataclass's) so that the masks may be omitted and still always
+        # be arrays once built: all rows observed, none in the window, none imputed
+        n = y.shape[0]
+        for name, value in (
+            ("X", X), ("y", y), ("y_raw", y_raw), ("shift", shift), ("scale", scale),
+            ("numbers", numbers), ("sign", sign),
+            ("observed", np.ones(n, dtype=bool) if observed is None else observed),
+            ("in_window", np.zeros(n, dtype=bool) if in_window is None else in_window),
+            ("hallucinate", hallucinate), ("n_dropped", n_dropped),
+            ("imputed", np.zeros(n, dtype=bool) if imputed is None else imputed),
+            ("warp", warp),
+        ):
+            object.__setattr__(self, name, value)
 
     @property
     def fit_rows(self) -> np.ndarray:

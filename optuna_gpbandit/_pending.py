@@ -321,9 +321,10 @@ def build_design(history: History, rule: PendingRule) -> Design:
     """Classify the history's trials for one sampling call under ``rule`` (see the module
     table)."""
     current = history.current
-    gone = {"n_dead": len(history.dead), "n_unresolved": history.n_unresolved}
+    n_dead, n_unresolved = len(history.dead), history.n_unresolved
     if not rule.sees_pending:
-        return Design(history.completed, [False] * len(history.completed), [], **gone)
+        return Design(history.completed, [False] * len(history.completed), [],
+                      n_dead=n_dead, n_unresolved=n_unresolved)
     cfg = rule if isinstance(rule, Censoring) else Censoring()
     censor = isinstance(rule, Censoring)
     seconds = cfg.window_unit == "seconds"
@@ -353,7 +354,7 @@ def build_design(history: History, rule: PendingRule) -> Design:
         stale = censor and a > m
         in_window = censor and cfg.pending_term != "none" and not stale
         rows.append(DesignRow(p.trial.number, p.params, "stale" if stale else "pending", in_window))
-    return Design(observed, observed_in_window, rows, **gone,
+    return Design(observed, observed_in_window, rows, n_dead=n_dead, n_unresolved=n_unresolved,
                   hallucinate=isinstance(rule, Hallucinate),
                   lower_bound=cfg.lower_bound if censor else None)
 

@@ -24,6 +24,13 @@ SAMPLE, FIT, INDEPENDENT, SUBSET, WEIGHTS = 3, 4, 5, 6, 7
 QUASI_DIMS = 32  # parameters of a trial drawn from one scrambled Sobol point; later ones: random
 
 
+def fresh_seed() -> int:
+    """A seed in ``[0, 2**31)`` from fresh OS entropy (for a sampler the user gave none)."""
+    entropy = np.random.SeedSequence().entropy
+    assert isinstance(entropy, int)  # drawn by SeedSequence itself: an int
+    return int(entropy % (2**31))
+
+
 def trial_rng(seed: int, number: int, purpose: int) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence([seed, number, purpose]))
 

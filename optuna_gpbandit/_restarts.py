@@ -188,6 +188,7 @@ def replay(trials: list[FrozenTrial], direction: StudyDirection,
     starts: list[int] = []
     streak, best, lo, hi = 0, -math.inf, math.inf, -math.inf
     for t in done:
+        assert t.value is not None and t.datetime_complete is not None  # as filtered above
         if starts and t.number < starts[-1]:
             continue  # chosen by the model before the restart
         v = sign * float(t.value)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import warnings
 from decimal import Decimal
-from typing import Any, Sequence
+from typing import Any, Sequence, cast
 
 import numpy as np
 from optuna.distributions import (
@@ -56,28 +56,54 @@ class _Column:
     def __init__(self, dist: BaseDistribution) -> None:
         self.dist = dist
         self.categorical = isinstance(dist, CategoricalDistribution)
-        if self.categorical:
+        if isinstance(dist, CategoricalDistribution):  # self.categorical
             self.n_values: int | None = len(dist.choices)
             return
         if not isinstance(dist, (FloatDistribution, IntDistribution)):
             raise ValueError(f"Unsupported distribution {dist!r}.")
         self.log = bool(dist.log)
-        self.step = None if isinstance(dist, FloatDistribution) and dist.step is None else (
-            dist.step if dist.step is not None else 1
+        self.step: float | None = (
+            None if isinstance(dist, FloatDistribution) and dist.step is None
+            else (dist.step if dist.step is not None else 1)
         )
         self.is_int = isinstance(dist, IntDistribution)
         lo, hi = float(dist.low), float(dist.high)
+        self.a: float
+        self.b: float
         self.a, self.b = (np.log(lo), np.log(hi)) if self.log else (lo, hi)
         # A range wider than the largest float (suggest_float(-1e308, 1e308)) is mapped in
         # halves: halving is exact, and b / 2 - a / 2 is finite for any finite a, b.
         self._c = 1.0 if math.isfinite(self.b - self.a) else 0.5
         if self.step is None:
             self.n_values = None
-        elif self.is_int:  # exact for any range
+        elif isinstance(dist, IntDistribution):  # (self.is_int) exact for any range
             self.n_values = (dist.high - dist.low) // dist.step + 1
         else:  # Optuna moved `high` onto the grid in decimal arithmetic: count the same way
             r = (Decimal(repr(hi)) - Decimal(repr(lo))) / Decimal(repr(self.step))
             self.n_values = int(r + Decimal("1e-8")) + 1
+
+    # typed views ----------------------------------------------------------------------------
+    @property
+    def _num(self) -> FloatDistribution | IntDistribution:
+        """``dist`` of a numeric column (the constructor admits no other)."""
+        return cast("FloatDistribution | IntDistribution", self.dist)
+
+    @property
+    def _cat(self) -> CategoricalDistribution:
+        """``dist`` of a categorical column."""
+        return cast(CategoricalDistribution, self.dist)
+
+    @property
+    def size(self) -> int:
+        """``n_values`` of a discrete column (categorical or with a step)."""
+        assert self.n_values is not None, "a continuous column has no grid"
+        return self.n_values
+
+    @property
+    def _step(self) -> float:
+        """``step`` of a numeric discrete column."""
+        assert self.step is not None, "a continuous column has no step"
+        return self.step
 
     # numeric helpers ------------------------------------------------------------------------
     def _to_unit(self, v: np.ndarray) -> np.ndarray:
@@ -92,18 +118,19 @@ class _Column:
         t = (self.a * c + u * (self.b * c - self.a * c)) / c
         v = np.exp(t) if self.log else t
         # the ends exactly (exp(log(1e3)) is 999.9999999999989): a user reads the bound
-        lo, hi = float(self.dist.low), float(self.dist.high)
+        lo, hi = float(self._num.low), float(self._num.high)
         return np.where(u <= 0.0, lo, np.where(u >= 1.0, hi, np.clip(v, lo, hi)))
 
     def _index(self, v: np.ndarray) -> np.ndarray:
         """Grid index (float) of the valid value nearest to ``v`` (numeric columns with a step)."""
-        k = np.round((v - float(self.dist.low)) / self.step)
-        return np.clip(k, 0.0, float(self.n_values - 1))
+        k = np.round((v - float(self._num.low)) / self._step)
+        return np.clip(k, 0.0, float(self.size - 1))
 
     def _on_grid(self, v: np.ndarray) -> np.ndarray:
         """Optuna's ``FloatDistribution._contains`` test for a stepped float, vectorised."""
-        k = (v - self.dist.low) / self.step
-        return (np.abs(k - np.round(k)) < 1e-8) & (v >= self.dist.low) & (v <= self.dist.high)
+        dist = self._num
+        k = (v - dist.low) / self._step
+        return (np.abs(k - np.round(k)) < 1e-8) & (v >= dist.low) & (v <= dist.high)
 
     def _grid(self, k: np.ndarray) -> np.ndarray:
         """Valid values at the (float) grid indices ``k``, clipped to ``0 .. n_values - 1``.
@@ -113,8 +140,9 @@ class _Column:
         sampled value); such a ``k`` is replaced by the nearest index that passes (within 16, else
         a multiple of a power of ten), a move of a tiny fraction of the range.
         """
-        k = np.clip(np.asarray(k, dtype=float), 0.0, float(self.n_values - 1))
-        v = np.minimum(float(self.dist.low) + k * self.step, float(self.dist.high))
+        dist, step, n = self._num, self._step, self.size
+        k = np.clip(np.asarray(k, dtype=float), 0.0, float(n - 1))
+        v = np.minimum(float(dist.low) + k * step, float(dist.high))
         if self.is_int:
             return v
         shape, k, v = v.shape, k.ravel(), v.ravel()
@@ -122,8 +150,8 @@ class _Column:
         for m, o in _FIX_TRIES:
             if not bad.size:
                 break
-            t = np.clip((np.round(k[bad] / m) + o) * m, 0.0, float(self.n_values - 1))
-            c = np.minimum(self.dist.low + t * self.step, self.dist.high)
+            t = np.clip((np.round(k[bad] / m) + o) * m, 0.0, float(n - 1))
+            c = np.minimum(dist.low + t * step, dist.high)
             ok = self._on_grid(c)
             v[bad[ok]] = c[ok]
             bad = bad[~ok]
@@ -136,59 +164,60 @@ class _Column:
     # public -----------------------------------------------------------------------------------
     def encode(self, value: Any) -> float:
         if self.categorical:
-            return float(self.dist.to_internal_repr(value))
+            return float(self._cat.to_internal_repr(value))
         return float(self._to_unit(np.asarray(float(value))))
 
     def snap(self, u: np.ndarray) -> np.ndarray:
         """Project encoded values onto the valid set."""
         if self.categorical:
-            return np.clip(np.round(u), 0, self.n_values - 1)
+            return np.clip(np.round(u), 0, self.size - 1)
         if self.step is None:
             return np.clip(u, 0.0, 1.0)
         return self._to_unit(self._snap_values(self._from_unit(u)))
 
     def decode(self, u: float) -> Any:
         if self.categorical:
-            return self.dist.choices[int(np.clip(np.round(u), 0, self.n_values - 1))]
+            return self._cat.choices[int(np.clip(np.round(u), 0, self.size - 1))]
         v = self._from_unit(np.asarray(u, dtype=float))
+        dist = self._num
         if self.step is None:
-            return float(min(max(float(v), self.dist.low), self.dist.high))
-        if self.is_int:  # Python int arithmetic: exact at any magnitude
-            k = min(max(int(self._index(v)), 0), self.n_values - 1)
-            return self.dist.low + k * self.dist.step
+            return float(min(max(float(v), dist.low), dist.high))
+        if isinstance(dist, IntDistribution):  # (self.is_int) Python int arithmetic: exact
+            k = min(max(int(self._index(v)), 0), self.size - 1)
+            return dist.low + k * dist.step
         return float(self._grid(self._index(v)))
 
     def index_of(self, u: np.ndarray) -> np.ndarray:
         """Grid index (as float) of the valid value nearest to encoded ``u`` (discrete columns)."""
         if self.categorical:
-            return np.clip(np.round(u), 0, self.n_values - 1)
+            return np.clip(np.round(u), 0, self.size - 1)
         return self._index(self._from_unit(np.asarray(u, dtype=float)))
 
     def values_at(self, idx: np.ndarray) -> np.ndarray:
         """Encoded valid values at grid indices ``idx`` (``0 .. n_values - 1``, clipped) of a
         discrete column, without enumerating it."""
         if self.categorical:
-            return np.clip(np.asarray(idx, dtype=float), 0, self.n_values - 1)
+            return np.clip(np.asarray(idx, dtype=float), 0, self.size - 1)
         return self._to_unit(self._grid(idx))
 
     def values(self) -> np.ndarray:
         """All encoded valid values of a discrete column (at most ``_MAX_ENUMERATE`` numeric
         ones; use :meth:`values_at` on wider columns)."""
         if self.categorical:
-            return np.arange(self.n_values, dtype=float)
-        if self.n_values > _MAX_ENUMERATE:
+            return np.arange(self.size, dtype=float)
+        if self.size > _MAX_ENUMERATE:
             raise ValueError(f"{self.dist!r} has {self.n_values} values: too many to enumerate.")
-        return self.values_at(np.arange(self.n_values))
+        return self.values_at(np.arange(self.size))
 
     def from_uniform(self, u: np.ndarray) -> np.ndarray:
         """Map uniform ``[0, 1)`` draws to (roughly uniform) valid encoded values."""
         if self.categorical:
-            return np.minimum(np.floor(u * self.n_values), self.n_values - 1)
+            return np.minimum(np.floor(u * self.size), self.size - 1)
         if self.step is None:
             return u
         if self.log and self.is_int:
             return self.snap(u)
-        return self.values_at(np.floor(u * float(self.n_values)))
+        return self.values_at(np.floor(u * float(self.size)))
 
 
 def sobol_row(d: int, index: int, seed: int | np.random.Generator) -> np.ndarray:
@@ -254,7 +283,7 @@ class EncodedSpace:
         an exact Python ``int`` however large."""
         if self.is_continuous.any():
             return None
-        return math.prod(int(n) for n in self.n_values)
+        return math.prod(int(c.size) for c in self.columns)
 
     def encode(self, params: dict[str, Any]) -> np.ndarray:
         return np.array([c.encode(params[n]) for n, c in zip(self.names, self.columns)])
@@ -263,7 +292,7 @@ class EncodedSpace:
         X = np.zeros((len(params_list), self.d))
         for i, (n, c) in enumerate(zip(self.names, self.columns)):
             if c.categorical:
-                X[:, i] = [c.dist.to_internal_repr(p[n]) for p in params_list]
+                X[:, i] = [c._cat.to_internal_repr(p[n]) for p in params_list]
             elif params_list:
                 X[:, i] = c._to_unit(np.array([float(p[n]) for p in params_list]))
         return X

@@ -31,6 +31,24 @@ def pytest_configure(config):
         "markers", "distributed: several worker processes share one study (journal file, PostgreSQL)"
     )
     config.addinivalue_line("markers", "postgres: needs a PostgreSQL server (postgres_url fixture)")
+    config.addinivalue_line(
+        "markers", "needs_optuna5: uses trial.set_constraint, FrozenTrial.constraints or "
+        "create_trial(constraints=...), new in Optuna 5.0 (skips on 4.x)"
+    )
+
+
+# ------------------------------------------------------------------ Optuna 5.0-only features
+# The package admits Optuna 4.3 (pyproject.toml); trial.set_constraint, FrozenTrial.constraints
+# and create_trial(constraints=...) are new in 5.0. Tests that use them are marked
+# ``needs_optuna5`` and skip on 4.x with the version in the reason; on 5.x (README's test
+# command) they run.
+OPTUNA_5 = hasattr(optuna.trial.Trial, "set_constraint")
+
+
+def pytest_runtest_setup(item):
+    if not OPTUNA_5 and item.get_closest_marker("needs_optuna5") is not None:
+        pytest.skip(f"needs Optuna >= 5.0 (trial.set_constraint, FrozenTrial.constraints, "
+                    f"create_trial(constraints=...)); this is Optuna {optuna.__version__}")
 
 
 def _postgres_unavailable(reason):

@@ -126,6 +126,7 @@ def test_set_constraint_and_constraints_func_feed_the_same_multipliers():
     assert read_trial_json(study.trials[-1], MULTIPLIERS)["epoch"] == 2
 
 
+@pytest.mark.needs_optuna5
 def test_direction_does_not_change_suggestions():
     runs = []
     for direction, sign in (("maximize", 1.0), ("minimize", -1.0)):
@@ -243,6 +244,7 @@ def test_bad_constraint_arguments():
         ConstrainedGPUCBSampler(width=-1.0)
 
 
+@pytest.mark.needs_optuna5
 def test_synthetic_problem_violation_falls_and_beats_random():
     """The paper's E.1 problem, Algorithm 2 (spec 9.17, reduced): S=20, T=80, 2 seeds."""
 

@@ -263,6 +263,7 @@ def test_huge_constraints_through_config_are_clipped():
     assert np.all(np.isfinite(stage.targets(np.ones(7))))
 
 
+@pytest.mark.needs_optuna5
 def test_clipping_and_skipped_trials_are_logged_once_per_study(caplog):
     """The constraint step of a sampler says it (the config object keeps no warn-once state:
     one instance may serve many studies)."""
@@ -389,6 +390,7 @@ def test_stage_beta_uses_epochs_and_kappa():
 
 
 # ============================================================================ reading trials
+@pytest.mark.needs_optuna5
 def test_trial_constraints_ordering_and_merge():
     t = _trial(0, g=[0.5, -1.0], named={"zeta": 3.0, "alpha": 2.0})
     assert trial_constraints(t) == (("0", "1", "alpha", "zeta"), (0.5, -1.0, 2.0, 3.0))
@@ -402,6 +404,7 @@ def test_trial_constraints_ordering_and_merge():
     np.testing.assert_array_equal(constraint_vector(t, ["zeta", "0", "alpha", "1"]), [3.0, 0.5, 2.0, -1.0])
 
 
+@pytest.mark.needs_optuna5
 def test_set_constraint_in_objective_real_study():
     def objective(trial):
         x = trial.suggest_float("x", 0.0, 1.0)
@@ -441,6 +444,7 @@ def _xs_study(sampler, n, direction="minimize", storage=None):
     return study
 
 
+@pytest.mark.needs_optuna5
 def test_constraints_func_real_study_and_same_history_both_formats(tmp_path):
     def cons(trial):
         x = trial.params["x"]
@@ -580,6 +584,7 @@ def test_epoch_order_complete():
     assert by_complete.numbers.tolist() == [0, 2, 3, 1]
 
 
+@pytest.mark.needs_optuna5
 @pytest.mark.parametrize("direction", ["minimize", "maximize"])
 def test_direction_handling(direction):
     f = np.array([0.2, 0.8, 0.5, 0.9])

@@ -1,12 +1,10 @@
 """Drop-in use: full signatures in step with the docstrings, GPSampler's arguments with their
-meaning, clear errors, and the OptunaHub package."""
+meaning and clear errors (the OptunaHub package: test_hub.py)."""
 
 import inspect
 import logging
-import os
 
 import optuna
-import optunahub
 import pytest
 from optuna.samplers import GPSampler
 
@@ -25,7 +23,6 @@ from optuna_gpbandit._startup import startup_count
 
 PUBLIC = [GPUCBSampler, IGPUCBSampler, GPTSSampler, ConstrainedGPUCBSampler, GPUCBCPDSampler]
 GP_DROP_IN = [GPUCBSampler, IGPUCBSampler, GPTSSampler]
-HUB = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "hub")
 
 
 def _documented(cls):
@@ -199,15 +196,3 @@ def test_constrained_sampler_without_constraint_data_warns_once(caplog):
     msgs = [r.getMessage() for r in caplog.records if "constraint values" in r.getMessage()]
     assert len(msgs) == 1 and msgs[0].startswith("ConstrainedGPUCBSampler: none of the")
 
-
-def test_optunahub_package_loads_and_runs_a_study():
-    module = optunahub.load_local_module("samplers/gp_bandit", registry_root=HUB)
-    assert module.GPUCBSampler is GPUCBSampler
-    study = optuna.create_study(sampler=module.GPUCBSampler(seed=0))
-    study.optimize(lambda t: (t.suggest_float("x", -5.0, 5.0) - 2.0) ** 2, n_trials=15)
-    assert len(study.trials) == 15 and study.best_value < 0.5
-    readme = open(os.path.join(HUB, "samplers", "gp_bandit", "README.md")).read()
-    front = readme.split("---")[1]
-    for key in ("author:", "title:", "description:", "tags:", "optuna_versions:", "license:"):
-        assert key in front
-    assert os.path.exists(os.path.join(HUB, "samplers", "gp_bandit", "LICENSE"))

@@ -44,6 +44,7 @@ def _params(study):
     return [tuple(t.params.values()) for t in study.trials]
 
 
+@pytest.mark.needs_optuna5
 def test_constraint_units_do_not_matter():
     """The same constraint in large units (x300, e.g. MB) gives the same first model-based
     trials and an equally good best feasible value. Later trials drift apart with
@@ -66,6 +67,7 @@ def test_constraint_units_do_not_matter():
 
 @pytest.mark.parametrize("cls", [GPUCBSampler, IGPUCBSampler, ConstrainedGPUCBSampler,
                                  GPTSSampler])
+@pytest.mark.needs_optuna5
 def test_paper_problem_finds_a_feasible_optimum(cls):
     """Defaults only: the best feasible trial is close to the constrained optimum (the
     long-term rule found no feasible trial at all in 2 of 3 seeds of 100 trials)."""
@@ -81,6 +83,7 @@ def test_paper_problem_finds_a_feasible_optimum(cls):
     assert rec["feasibility"]["constraints"] == 1
 
 
+@pytest.mark.needs_optuna5
 def test_infeasible_start_moves_toward_feasibility():
     """No point is feasible so far and no lower bound admits one: the next points minimise the
     optimistic violation (the feasible set is x > 0.9)."""
@@ -126,6 +129,7 @@ def test_lower_bounds_with_zero_width_separate_feasible_from_infeasible():
     assert (wide.lower_bounds(xs[:, None])[:, 0] <= lb + 1e-12).all()
 
 
+@pytest.mark.needs_optuna5
 def test_every_route_of_constraint_values_is_used():
     """``trial.set_constraint`` (constraints='auto'), ``constraints_func`` and an explicit
     FeasibleConstraints feed the model; constraints=None ignores the values."""
@@ -172,6 +176,7 @@ def test_unusable_constraint_values_are_skipped_with_a_warning(caplog):
                for r in caplog.records)
 
 
+@pytest.mark.needs_optuna5
 def test_report_shows_best_feasible_share_and_violation_side_by_side():
     study = optuna.create_study(direction="maximize", sampler=GPUCBSampler(seed=0))
     study.optimize(_paper(), n_trials=30)
@@ -209,6 +214,7 @@ def test_bad_arguments_name_the_argument():
     lambda: ConstrainedGPUCBSampler(constraints=LongTermConstraints("noiseless", epoch_length=3),
                                     seed=0, search=AcquisitionSearch(n_candidates=128)),
 ])
+@pytest.mark.needs_optuna5
 def test_constraint_values_near_the_float_limit(make):
     """Values up to 1e300 (the noisy variant used to raise 'UCB width must be finite'): valid
     suggestions, finite records, the feasible side found."""
@@ -247,6 +253,7 @@ def test_the_likelier_of_raw_and_warped_values_is_used():
         assert np.array_equal(lb[far] <= 0, g[far] <= 0)
 
 
+@pytest.mark.needs_optuna5
 def test_skipped_constraint_data_is_logged_with_counts_but_not_every_trial(caplog):
     """Constraints reported on only some trials: one warning at 1, 2, 4, 8 ... skipped
     trials, not one per trial."""

@@ -132,6 +132,7 @@ def test_failed_and_pending_trials_are_handled_per_objective():
     assert read_trial_json(study.trials[-1], STATE)["pending"]["pending"] == 1
 
 
+@pytest.mark.needs_optuna5
 def test_constraints_keep_the_front_feasible():
     def objective(trial):
         x, y = trial.suggest_float("x", 0, 1), trial.suggest_float("y", 0, 1)

@@ -43,6 +43,9 @@ SAMPLERS = {
     "GPUCBCPDSampler": GPUCBCPDSampler,
 }
 ALL = list(SAMPLERS)
+# The constrained sampler's cases of the thread and resume tests call trial.set_constraint.
+ALL_SET_CONSTRAINT = [pytest.param(n, marks=pytest.mark.needs_optuna5)
+                      if n == "ConstrainedGPUCBSampler" else n for n in ALL]
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -240,6 +243,7 @@ def _constrained_study(values, name="ConstrainedGPUCBSampler", **kwargs):
     return study, objective
 
 
+@pytest.mark.needs_optuna5
 @pytest.mark.parametrize("name", ALL)
 def test_bad_constraint_values_are_skipped_with_a_warning(name, caplog):
     """Missing, infinite, NaN (stored by hand; Optuna itself refuses NaN) and differently keyed
@@ -260,6 +264,7 @@ def test_bad_constraint_values_are_skipped_with_a_warning(name, caplog):
         assert all(math.isfinite(v) for v in m["log_kappa"]), m
 
 
+@pytest.mark.needs_optuna5
 def test_nan_constraint_through_optuna_api_fails_that_trial_only():
     """``trial.set_constraint(k, nan)`` raises in Optuna itself: the trial FAILs (with Optuna's
     message) and the study goes on."""
@@ -271,6 +276,7 @@ def test_nan_constraint_through_optuna_api_fails_that_trial_only():
     assert_valid_params(study)
 
 
+@pytest.mark.needs_optuna5
 def test_bad_constraint_values_raise_when_asked():
     for values in ([{"g": 0.1}, {"g": math.inf}], [{"g": 0.1}, None, {"g": 0.0}]):
         study, objective = _constrained_study(values, on_missing="raise")
@@ -302,7 +308,7 @@ def _assert_a_whole_valid_study(study: optuna.Study, n_trials: int) -> None:
     assert not distributed.shared_points(study.trials), distributed.check_trials(study.trials)
 
 
-@pytest.mark.parametrize("name", ALL)
+@pytest.mark.parametrize("name", ALL_SET_CONSTRAINT)
 def test_optimize_with_four_threads(name):
     """Real threads: nothing lost, nothing invalid, no point shared by two running trials.
 
@@ -317,7 +323,7 @@ def test_optimize_with_four_threads(name):
     assert study.best_value < 5.0
 
 
-@pytest.mark.parametrize("name", ALL)
+@pytest.mark.parametrize("name", ALL_SET_CONSTRAINT)
 def test_four_workers_on_a_fixed_schedule_find_branins_minimum(name):
     """Four workers, simulated in a fixed order: four trials in flight, the oldest told first.
     Every ask after the first four sees three running trials with points (the pending stage).
@@ -375,7 +381,7 @@ def _run_resume_script(tmp_path: Path, url: str, study_name: str, sampler: str, 
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.parametrize("name", ALL)
+@pytest.mark.parametrize("name", ALL_SET_CONSTRAINT)
 def test_resume_in_a_new_process_repeats_the_uninterrupted_run(name, tmp_path):
     url = f"sqlite:///{tmp_path / 'study.db'}"
     full = _run_resume_script(tmp_path, url, "full", name, 22)

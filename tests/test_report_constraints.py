@@ -67,6 +67,7 @@ def _study(direction, rows):
     return study
 
 
+@pytest.mark.needs_optuna5
 def test_constraint_report_on_stored_values():
     rows = [(1.0, {"b": 1.0, "a": -0.5}), (3.0, {"b": -2.0, "a": 1.0}),
             (2.0, None), (0.0, {"b": 0.5, "a": 0.5})]
@@ -83,6 +84,7 @@ def test_constraint_report_on_stored_values():
         constraint_report(study, 0.5, on_missing="raise")
 
 
+@pytest.mark.needs_optuna5
 def test_constraint_report_with_noise_free_functions():
     def objective(trial):
         x = trial.suggest_float("x", -1.0, 1.0)

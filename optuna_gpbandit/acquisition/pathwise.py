@@ -61,7 +61,7 @@ class SamplePath:
         self._num = np.flatnonzero(~cat)
         self._cat = np.flatnonzero(cat)
         # a conditional space's inactive code (-1) is one more category, the last column
-        n_choices = [int(space.columns[j].n_values) + space.conditional for j in self._cat]
+        n_choices = [int(space.columns[j].size) + space.conditional for j in self._cat]
         width = self._num.size + sum(n_choices)  # dimension of the embedding
         M = int(n_features)
         omega = rng.standard_normal((M, width))

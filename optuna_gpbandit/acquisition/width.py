@@ -46,7 +46,7 @@ class BetaSchedule:
         :class:`~optuna_gpbandit.GPUCBCPDSampler`, not measured with change detection). The
         hyperparameters fitted on the first results are the least reliable of a run and its
         basin is chosen then: on the real-HPO suite (16 scikit-learn tasks, 10 seeds) the mean
-        normalised score went 56.4 -> 59.7 at 40 trials (docs/benchmarks.md, "Early width").
+        normalised score went 56.4 -> 59.8 at 40 trials (docs/benchmarks.md, "Early width").
         The factor is 1 while trials of other workers have no result: their points already
         spread the batch, and the two compounded (Branin over 4 threads, median regret
         0.095-0.27 against 0.0057-0.0094; ``benchmarks/bench_threads.py``).

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Iterator, Sequence
 
 import numpy as np
 
@@ -121,8 +121,8 @@ def scan(
 
 
 def normalisation(
-    y_segment_uniform: np.ndarray,
-    y_all_uniform: np.ndarray,
+    y_segment_uniform: np.ndarray | Sequence[float],
+    y_all_uniform: np.ndarray | Sequence[float],
     min_segment: int = _MIN_SEGMENT_FOR_SCALE,
 ) -> tuple[float, float]:
     """Shift and scale of the targets for one scan (spec 9.5).

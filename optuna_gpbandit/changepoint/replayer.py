@@ -183,7 +183,7 @@ def _sorted_records(records: Sequence[TrialRecord]) -> list[TrialRecord]:
 
 def replay(
     records: Sequence[TrialRecord],
-    settings: CPDSettings | None = None,
+    settings: CPDSettings | ResidualTest | None = None,
     domain: Domain | None = None,
 ) -> Segment:
     """Replay a whole history and return its change points and current segment (spec 9.3).
@@ -223,7 +223,7 @@ class Replayer(PicklableLock):
 
     def __init__(
         self,
-        settings: CPDSettings | None = None,
+        settings: CPDSettings | ResidualTest | None = None,
         domain: Domain | None = None,
         max_entries: int = 8,
     ) -> None:

@@ -65,7 +65,8 @@ def _check_alpha(alpha: float) -> float:
     return a
 
 
-def _score_distribution(drift: float, clip: float, n_bins: int, h: float):
+def _score_distribution(drift: float, clip: float, n_bins: int,
+                        h: float) -> tuple[np.ndarray, np.ndarray]:
     """Probabilities of the increments ``clip(Z, -clip, clip) - drift`` of one side of the
     CUSUM, rounded to the grid of width ``h / n_bins``."""
     from scipy import stats

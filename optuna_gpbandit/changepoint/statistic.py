@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import threading
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -25,7 +25,7 @@ def _default_n_points(d: int) -> int:
     return 1 << int(math.ceil(math.log2(max(1024, 256 * d))))
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, init=False)
 class Domain:
     """Fixed integration points ``Z`` of the L2 distance, in encoded coordinates.
 
@@ -42,16 +42,18 @@ class Domain:
     """
 
     points: np.ndarray
-    is_categorical: np.ndarray = field(default=None)  # type: ignore[assignment]
+    is_categorical: np.ndarray
 
-    def __post_init__(self) -> None:
-        Z = np.asarray(self.points, dtype=float)
+    def __init__(self, points: np.ndarray, is_categorical: np.ndarray | None = None) -> None:
+        # written out (not the dataclass's) so the mask may be omitted (``None``: no categorical
+        # column) and still always be an array once built
+        Z = np.asarray(points, dtype=float)
         if Z.ndim != 2 or Z.shape[0] == 0 or Z.shape[1] == 0 or not np.all(np.isfinite(Z)):
             raise ValueError("Domain points must be a finite, non-empty (M, d) array.")
         mask = (
             np.zeros(Z.shape[1], dtype=bool)
-            if self.is_categorical is None
-            else np.asarray(self.is_categorical, dtype=bool)
+            if is_categorical is None
+            else np.asarray(is_categorical, dtype=bool)
         )
         if mask.shape != (Z.shape[1],):
             raise ValueError(f"is_categorical must have shape ({Z.shape[1]},), got {mask.shape}.")

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
+import optuna
 from optuna.trial import FrozenTrial
 
 from optuna_gpbandit.constraints._checks import _check_names
@@ -18,6 +19,20 @@ from optuna_gpbandit._storage import MULTIPLIERS, OPTUNA_CONSTRAINT_PREFIX, OPTU
 CONSTRAINTS_KEY = OPTUNA_CONSTRAINTS
 CONSTRAINT_PREFIX = OPTUNA_CONSTRAINT_PREFIX
 DIAGNOSTICS_KEY = MULTIPLIERS
+
+# ``trial.set_constraint`` (and ``FrozenTrial.constraints``) are new in Optuna 5.0; on Optuna 4.x
+# (the package admits 4.3) constraint values come from ``constraints_func`` only, and the messages
+# that name ``set_constraint`` say so, with the installed version.
+HAS_SET_CONSTRAINT = hasattr(optuna.trial.Trial, "set_constraint")
+
+
+def set_constraint_note() -> str:
+    """``""`` on Optuna >= 5.0; on 4.x a sentence for messages that mention
+    ``trial.set_constraint``: it needs Optuna >= 5.0, naming the installed version."""
+    if HAS_SET_CONSTRAINT:
+        return ""
+    return (f" (trial.set_constraint needs Optuna >= 5.0; this is Optuna {optuna.__version__}: "
+            "report constraint values with constraints_func)")
 
 
 class ConstraintDataError(ValueError):
@@ -113,7 +128,8 @@ def constraint_vector(trial: FrozenTrial, names: Sequence[str] | None = None) ->
         elif CONSTRAINTS_KEY in trial.system_attrs:
             detail = "its constraints_func raised (stored None)"
         else:
-            detail = "no constraints_func values and no trial.set_constraint(...) values"
+            detail = ("no constraints_func values and no trial.set_constraint(...) values"
+                      + set_constraint_note())
         raise ConstraintDataError(
             number, "missing", f"Trial {number} has no constraint values: {detail}."
         )

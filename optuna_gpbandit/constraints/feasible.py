@@ -1,6 +1,6 @@
 """Optimistic feasibility: the best *feasible* point, with one GP per constraint.
 
-CONFIG (Xu, Jiang, Shen & Paulson, "Constrained Efficient Global Optimization of Expensive
+CONFIG (Xu, Jiang, Svetozarevic & Jones, "Constrained Efficient Global Optimization of Expensive
 Black-box Functions", ICML 2023): a point is optimistically feasible when every constraint's
 lower confidence bound ``mu_j(x) - width * sigma_j(x)`` is ``<= 0`` (a value ``> 0`` is a
 violation, as in Optuna). The sampler's own acquisition (GP-UCB, IGP-UCB, GP-TS) is maximised
@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Sequence, cast
 
 import numpy as np
 from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
 from optuna_gpbandit._gp_model import GPModel
+from optuna_gpbandit._maximize import Acquisition
 from optuna_gpbandit._model import fit_model
 from optuna_gpbandit._observations import build_observations
 from optuna_gpbandit._space import EncodedSpace
@@ -152,7 +153,7 @@ class ConstraintModels:
 
     def infeasible(self, X: np.ndarray) -> np.ndarray:
         """Mask of the rows of ``X`` that no constraint's confidence bound admits."""
-        return (self.lower_bounds(X) > 0.0).any(axis=1)
+        return cast(np.ndarray, (self.lower_bounds(X) > 0.0).any(axis=1))  # 2-D: an array
 
     def excess(self, X: np.ndarray, margin: float = 0.0) -> np.ndarray:
         """``sum_j max(0, lcb_j(x) + margin)`` for the rows of ``X``."""
@@ -196,7 +197,7 @@ class Penalised:
     stops ``margin`` inside the boundary [design choice: weight 100, margin 1e-3].
     """
 
-    def __init__(self, acq: object, models: ConstraintModels, weight: float = 100.0,
+    def __init__(self, acq: Acquisition, models: ConstraintModels, weight: float = 100.0,
                  margin: float = 1e-3) -> None:
         self.acq, self.models = acq, models
         self.weight, self.margin = float(weight), float(margin)

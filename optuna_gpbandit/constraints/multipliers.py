@@ -114,7 +114,7 @@ def noiseless_log_kappa_path(
 def noisy_kappa_path(
     G: Any,
     epoch_length: int,
-    step: float | Sequence[float] = 0.5,
+    step: float | Sequence[float] | np.ndarray = 0.5,
     kappa_init: float | Sequence[float] = 0.0,
 ) -> np.ndarray:
     """``kappa`` before the first epoch and after every full epoch (Algorithm 3).
@@ -145,7 +145,7 @@ def noisy_kappa_path(
     return np.array(rows).reshape(len(rows), G.shape[1])
 
 
-def _steps(step: float | Sequence[float], n_updates: int) -> np.ndarray:
+def _steps(step: float | Sequence[float] | np.ndarray, n_updates: int) -> np.ndarray:
     s = np.atleast_1d(np.asarray(step, dtype=float))
     if s.ndim != 1 or (s.size != 1 and s.size < n_updates):
         raise ValueError(f"step must be a number or at least {n_updates} values, got {step!r}.")

@@ -335,6 +335,7 @@ class LongTermConstraints:
                 G, self.epoch_length, self.psi, kappa_init, self.max_log_kappa, names
             )
         else:
+            assert self.kappa_step is not None
             state = recover_noisy(
                 G, self.epoch_length, self.kappa_step, kappa_init if G.shape[1] else 0.0,
                 self.kappa_step0, self.n_trials_hint, names,

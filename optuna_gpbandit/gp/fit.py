@@ -69,7 +69,7 @@ def _neg_log_posterior(
     scale, noise = np.exp(theta[d]), np.exp(theta[d + 1])
     n = y.shape[0]
     warping = D is None
-    if warping:
+    if D is None:  # warping
         ab = np.exp(theta[d + 2 :].reshape(2, d))
         Xw, ga, gb = warp_with_grads(X, ab, warp_cols)
         D = per_dim_sq_diff(Xw, is_categorical)
@@ -194,7 +194,7 @@ def fit_hyperparameters(
     if not free.any() or n == 0:
         return to_params(theta0)
 
-    bounds = np.array([_BOUNDS_LOG_L] * d + [_BOUNDS_LOG_SCALE, _BOUNDS_LOG_NOISE]
+    bounds: np.ndarray = np.array([_BOUNDS_LOG_L] * d + [_BOUNDS_LOG_SCALE, _BOUNDS_LOG_NOISE]
                       + [_BOUNDS_LOG_WARP] * (2 * d))
     warm = None
     if warm_start is not None and warm_start.kernel == kernel and len(warm_start.lengthscales) == d:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, cast
 
 import numpy as np
 from optuna.study import Study, StudyDirection
@@ -119,7 +119,7 @@ def long_term_metrics(
     return LongTermMetrics(r, cum, avg, v, v_avg, np.cumsum(f) / t)
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, kw_only=True)
 class ConstraintReport(LongTermMetrics):
     """:class:`LongTermMetrics` of a study, with the rounds it used.
 
@@ -148,14 +148,14 @@ class ConstraintReport(LongTermMetrics):
         Direction of the objective.
     """
 
-    numbers: np.ndarray = None  # type: ignore[assignment]
-    values: np.ndarray = None  # type: ignore[assignment]
-    constraints: np.ndarray = None  # type: ignore[assignment]
+    numbers: np.ndarray
+    values: np.ndarray
+    constraints: np.ndarray
     names: tuple[str, ...] = ()
     skipped: tuple[SkippedTrial, ...] = ()
-    feasible: np.ndarray = None  # type: ignore[assignment]
-    best_feasible: np.ndarray = None  # type: ignore[assignment]
-    feasible_share: np.ndarray = None  # type: ignore[assignment]
+    feasible: np.ndarray
+    best_feasible: np.ndarray
+    feasible_share: np.ndarray
     optimum: float = math.nan
     maximize: bool = True
 
@@ -237,7 +237,8 @@ def constraint_report(
     maximize = study.direction == StudyDirection.MAXIMIZE
     opt = math.nan if optimum is None else float(optimum)
     base = long_term_metrics(f, g, opt, maximize)
-    feasible = (g <= 0.0).all(axis=1) if g.shape[1] else np.ones(f.size, dtype=bool)
+    feasible = (cast(np.ndarray, (g <= 0.0).all(axis=1)) if g.shape[1]  # 2-D: an array
+                else np.ones(f.size, dtype=bool))
     sign = 1.0 if maximize else -1.0
     best = sign * np.maximum.accumulate(np.where(feasible, sign * f, -np.inf)) if f.size \
         else np.zeros(0)

@@ -16,7 +16,7 @@ from typing import Sequence
 import numpy as np
 from optuna._hypervolume import compute_hypervolume
 from optuna.study import Study
-from optuna.trial import TrialState
+from optuna.trial import FrozenTrial, TrialState
 
 from optuna_gpbandit._history import finite_result
 from optuna_gpbandit.constraints import trial_constraints
@@ -47,7 +47,7 @@ class HypervolumeReport:
         return {"n": n, "hypervolume": float(self.hypervolume[-1]) if n else None}
 
 
-def _feasible(trial) -> bool:
+def _feasible(trial: FrozenTrial) -> bool:
     values = trial_constraints(trial)[1]
     try:
         return all(float(v) <= 0.0 for v in values)

@@ -90,7 +90,7 @@ class GPBanditSampler(BaseSampler, abc.ABC):
             warn_independent_sampling=warn_independent_sampling, model=model, search=search,
             pending=pending, failures=failures, reset=reset, constraints=constraints,
             scalarization=scalarization)
-        self._seed = int(np.random.SeedSequence().entropy % (2**31)) if seed is None else seed
+        self._seed = _randomness.fresh_seed() if seed is None else seed
         self._user_seed = seed is not None
         independent_sampler = check_independent_sampler(independent_sampler)
         self._own_independent = independent_sampler is None
@@ -102,7 +102,7 @@ class GPBanditSampler(BaseSampler, abc.ABC):
         """Reseed the independent sampler; draw a new seed unless the user fixed one (per-trial
         streams already differ between trials, so threads need no reseeding)."""
         if not self._user_seed:
-            self._seed = int(np.random.SeedSequence().entropy % (2**31))
+            self._seed = _randomness.fresh_seed()
             if self._own_independent:
                 self._independent_sampler = _randomness.TrialSeededRandomSampler(self._seed)
         self._independent_sampler.reseed_rng()
@@ -200,12 +200,12 @@ class GPBanditSampler(BaseSampler, abc.ABC):
         scalarization = self._settings.scalarization
         if feasibility is not None and not any_admitted(feasibility, ctx.space, ctx):
             x, terms = toward_feasibility(feasibility, ctx)
-        elif multi:
+        elif weights is not None:  # multi
             x, terms = scalarised_choice(ctxs, history, weights, scalarization,
                                          self._acquisition)
         else:
             x, terms = self._select(ctx)
-        point = (multi_record(ctxs, x, weights, scalarization) if multi
+        point = (multi_record(ctxs, x, weights, scalarization) if weights is not None  # multi
                  else ctx.step_record(x))
         return x, StepRecord(point, terms)
 
@@ -262,7 +262,12 @@ class GPBanditSampler(BaseSampler, abc.ABC):
         if not done:
             return None
         sign = direction_sign(study.direction)
-        return max(done, key=lambda t: (sign * t.value, -t.number))
+
+        def rank(t: FrozenTrial) -> tuple[float, int]:
+            assert t.value is not None  # COMPLETE, single objective
+            return sign * t.value, -t.number
+
+        return max(done, key=rank)
 
     def _segment(self, study: Study) -> tuple[Any, list[FrozenTrial]]:
         reset = self._settings.reset

@@ -20,6 +20,7 @@ from optuna_gpbandit._storage import MULTIPLIERS, OPTUNA_CONSTRAINTS, write_tria
 from optuna_gpbandit.constraints import (ConstraintModels,
                                          FeasibleConstraints, LongTermConstraints,
                                          trial_constraints)
+from optuna_gpbandit.constraints.data import set_constraint_note
 
 # Up to this many constraints, every trial's records hold all multipliers.
 FULL_MULTIPLIER_RECORD = 20
@@ -60,7 +61,8 @@ def resolve_constraints(
     auto = constraints == "auto" and constraints_func is None
     if constraints == "auto" or (constraints is None and constraints_func is not None):
         constraints = FeasibleConstraints()
-    return constraints, auto  # type: ignore[return-value]
+    assert not isinstance(constraints, str)  # "auto" was replaced, other strings rejected
+    return constraints, auto
 
 
 def _log_skipped(study: Study, skipped: Sequence[Any], what: str, sampler_name: str) -> None:
@@ -80,10 +82,10 @@ def no_constraint_data(study: Study, trials: Sequence[FrozenTrial], sampler_name
         log_once(study, "no-constraints", WARNING,
                  "%s: none of the %d completed trials reports constraint values "
                  "(trial.set_constraint(name, value) or constraints_func)%s; the "
-                 "constraint stage does nothing until one does.",
+                 "constraint stage does nothing until one does.%s",
                  sampler_name, len(trials),
                  f"; constraints_func returned an empty sequence for {n_empty} of them"
-                 if n_empty else "")
+                 if n_empty else "", set_constraint_note())
 
 
 def constraint_step(

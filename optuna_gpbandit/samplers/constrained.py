@@ -58,7 +58,8 @@ class ConstrainedGPUCBSampler(IGPUCBSampler):
     Nothing is kept in the sampler: constraint models and multipliers are rebuilt from the
     stored trials at every call (only COMPLETE trials count), so a resumed study or another
     worker gets the same ones. The long-term multipliers are written to each sampled trial's
-    system attr ``gpbandit:multipliers`` for optuna-dashboard.
+    system attr ``gpbandit:multipliers``, and the step's record holds them too
+    (``sampler_record(trial)["multipliers"]``).
 
     This is :class:`IGPUCBSampler` with ``constraints=FeasibleConstraints()`` by default, for
     one objective.

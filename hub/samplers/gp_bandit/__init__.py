@@ -1,38 +1,33 @@
-"""OptunaHub package of optuna_gpbandit: the samplers of the installed package and their
-settings objects, re-exported.
+"""GP bandit samplers for Optuna: the samplers of ``optuna_gpbandit`` and the settings objects
+their arguments take, re-exported for OptunaHub (the package itself must be installed; see
+README.md)."""
 
-    import optunahub
-    module = optunahub.load_local_module("samplers/gp_bandit", registry_root="hub")
-    sampler = module.GPUCBSampler(seed=0, model=module.GPModel(input_warping=False))
-"""
+from optuna_gpbandit import AcquisitionSearch
+from optuna_gpbandit import BetaSchedule
+from optuna_gpbandit import CandidateDraw
+from optuna_gpbandit import Censoring
+from optuna_gpbandit import ChangeDetection
+from optuna_gpbandit import ConstrainedGPUCBSampler
+from optuna_gpbandit import CPDSettings
+from optuna_gpbandit import FailedTrials
+from optuna_gpbandit import FeasibleConstraints
+from optuna_gpbandit import GPModel
+from optuna_gpbandit import GPTSSampler
+from optuna_gpbandit import GPUCBCPDSampler
+from optuna_gpbandit import GPUCBSampler
+from optuna_gpbandit import Hallucinate
+from optuna_gpbandit import IgnorePending
+from optuna_gpbandit import IGPUCBSampler
+from optuna_gpbandit import InfoGainWidth
+from optuna_gpbandit import LongTermConstraints
+from optuna_gpbandit import PathDraw
+from optuna_gpbandit import PendingRule
+from optuna_gpbandit import ResidualTest
+from optuna_gpbandit import Restarts
+from optuna_gpbandit import Theorem1
+from optuna_gpbandit import Theorem2
+from optuna_gpbandit import Theorem3
 
-from optuna_gpbandit import (
-    AcquisitionSearch,
-    BetaSchedule,
-    CandidateDraw,
-    Censoring,
-    ChangeDetection,
-    ConstrainedGPUCBSampler,
-    CPDSettings,
-    FailedTrials,
-    FeasibleConstraints,
-    GPModel,
-    GPTSSampler,
-    GPUCBCPDSampler,
-    GPUCBSampler,
-    Hallucinate,
-    IGPUCBSampler,
-    IgnorePending,
-    InfoGainWidth,
-    LongTermConstraints,
-    PathDraw,
-    PendingRule,
-    ResidualTest,
-    Restarts,
-    Theorem1,
-    Theorem2,
-    Theorem3,
-)
 
 __all__ = [
     # samplers
@@ -41,25 +36,31 @@ __all__ = [
     "GPUCBCPDSampler",
     "GPUCBSampler",
     "IGPUCBSampler",
-    # settings objects
-    "AcquisitionSearch",
+    # exploration widths
     "BetaSchedule",
-    "CandidateDraw",
-    "Censoring",
-    "ChangeDetection",
-    "CPDSettings",
-    "FailedTrials",
-    "FeasibleConstraints",
-    "GPModel",
-    "Hallucinate",
-    "IgnorePending",
     "InfoGainWidth",
-    "LongTermConstraints",
-    "PathDraw",
-    "PendingRule",
-    "ResidualTest",
-    "Restarts",
     "Theorem1",
     "Theorem2",
     "Theorem3",
+    # GP-TS draws
+    "CandidateDraw",
+    "PathDraw",
+    # model and acquisition search
+    "AcquisitionSearch",
+    "GPModel",
+    # pending trials of parallel workers
+    "Censoring",
+    "Hallucinate",
+    "IgnorePending",
+    "PendingRule",
+    # failed and pruned trials
+    "FailedTrials",
+    # history cuts: restarts and change detection
+    "ChangeDetection",
+    "CPDSettings",
+    "ResidualTest",
+    "Restarts",
+    # constraints
+    "FeasibleConstraints",
+    "LongTermConstraints",
 ]
