@@ -18,6 +18,7 @@ from optuna_gpbandit._maximize import AcquisitionSearch
 from optuna_gpbandit._notices import configure_logging
 from optuna_gpbandit._pending import Censoring, Hallucinate, IgnorePending, PendingRule
 from optuna_gpbandit._restarts import Restarts
+from optuna_gpbandit._trust_region import TrustRegion
 from optuna_gpbandit.acquisition.width import (BetaSchedule, CandidateDraw, InfoGainWidth,
                                                PathDraw, Theorem1, Theorem2, Theorem3)
 from optuna_gpbandit.changepoint import ChangeDetection, CPDSettings, ResidualTest
@@ -63,6 +64,7 @@ __all__ = [
     "Theorem1",
     "Theorem2",
     "Theorem3",
+    "TrustRegion",
     "ConstraintReport",
     "FeasibleConstraints",
     "LongTermConstraints",

@@ -69,6 +69,12 @@ class GPModel:
         Categorical parameters are never warped, nor anything when ``lengthscale`` is fixed.
         ``False``: the stationary kernel of the papers. Measured: docs/benchmarks.md, "Input
         warping".
+    branch_levels
+        ``True`` (default): in a conditional (define-by-run) space the GP's prior mean is one
+        level per branch, the branch's mean target shrunk towards the overall mean, so the
+        unexplored parts of a branch whose values are all poor are expected at its level, not
+        at the average of all trials (:func:`optuna_gpbandit._model.branch_levels`). ``False``:
+        one prior mean 0 (standardised) everywhere. No effect in a plain space.
     refit_growth, max_fit_points
         Refit the hyperparameters when the number of observations grew by this fraction since
         the last fit (default 0.05; ``0`` refits every trial), on at most this many points
@@ -89,6 +95,7 @@ class GPModel:
     standardize: bool = True
     output_warping: bool = True
     input_warping: bool = True
+    branch_levels: bool = True
     refit_growth: float = 0.05
     max_fit_points: int = 256
     max_posterior_points: int | None = 1500
@@ -115,7 +122,7 @@ class GPModel:
             v = getattr(self, name)
             if v is not None:
                 check_number(name, v, strict=True)
-        for name in ("standardize", "output_warping", "input_warping"):
+        for name in ("standardize", "output_warping", "input_warping", "branch_levels"):
             check_bool(name, getattr(self, name))
         check_number("refit_growth", self.refit_growth)
         check_int("max_fit_points", self.max_fit_points, 2)

@@ -23,6 +23,7 @@ import numpy as np
 
 from optuna_gpbandit._arguments import check_int
 from optuna_gpbandit._space import RELAX_THRESHOLD, EncodedSpace
+from optuna_gpbandit._trust_region import Box, TrustRegion
 from optuna_gpbandit.acquisition.thompson import argmax_random_tie
 
 _MAX_LINE_VALUES = 64
@@ -53,11 +54,16 @@ class AcquisitionSearch:
     n_warm_starts
         Best observed points added to the candidates (default 3; with constraint models, the
         best they admit).
+    trust_region
+        Local exploration where the space is large: a :class:`TrustRegion` around the best
+        trial (default ``TrustRegion()``: from 10 numeric parameters on), or ``None``: the
+        whole space always.
     """
 
     n_candidates: int = 1024
     n_local_search: int = 5
     n_warm_starts: int = 3
+    trust_region: TrustRegion | None = TrustRegion()
 
     def __post_init__(self) -> None:
         check_int("n_candidates", self.n_candidates, 1)
@@ -66,11 +72,12 @@ class AcquisitionSearch:
 
     def maximise(self, acq: Acquisition, space: EncodedSpace, rng: np.random.Generator, *,
                  warm_starts: np.ndarray | None = None,
-                 exclude: np.ndarray | Exclusion | None = None) -> tuple[np.ndarray, float]:
+                 exclude: np.ndarray | Exclusion | None = None,
+                 box: Box | None = None) -> tuple[np.ndarray, float]:
         """:func:`maximize_acquisition` with these settings."""
         return maximize_acquisition(acq, space, rng, n_candidates=self.n_candidates,
                                     n_local_search=self.n_local_search,
-                                    warm_starts=warm_starts, exclude=exclude)
+                                    warm_starts=warm_starts, exclude=exclude, box=box)
 
 
 def _line_values(space: EncodedSpace, i: int, current: float) -> np.ndarray:
@@ -114,7 +121,8 @@ def _best_rounding(acq: Acquisition, space: EncodedSpace, x: np.ndarray) -> np.n
     return x
 
 
-def _local_search(acq: Acquisition, space: EncodedSpace, x0: np.ndarray, f0: float) -> tuple[np.ndarray, float]:
+def _local_search(acq: Acquisition, space: EncodedSpace, x0: np.ndarray, f0: float,
+                  box: Box | None = None) -> tuple[np.ndarray, float]:
     from scipy.optimize import minimize
     x, fx = x0.copy(), f0
     free = space.movable(x0)  # in a conditional space: the columns of x0's branch
@@ -131,11 +139,13 @@ def _local_search(acq: Acquisition, space: EncodedSpace, x0: np.ndarray, f0: flo
                 v, g = acq.value_grad(xx)
                 return -v, -g[cont]
 
-            res = minimize(neg, x[cont], jac=True, method="L-BFGS-B",
-                           bounds=[(0.0, 1.0)] * cont.size, options={"maxiter": 100})
+            bounds = ([(0.0, 1.0)] * cont.size if box is None
+                      else list(zip(box.lo[cont], box.hi[cont])))
+            res = minimize(neg, np.clip(x[cont], [b[0] for b in bounds], [b[1] for b in bounds]),
+                           jac=True, method="L-BFGS-B", bounds=bounds, options={"maxiter": 100})
             if np.all(np.isfinite(res.x)) and -res.fun > fx + 1e-12 * (1 + abs(fx)):
                 xn = x.copy()
-                xn[cont] = np.clip(res.x, 0.0, 1.0)
+                xn[cont] = np.clip(res.x, [b[0] for b in bounds], [b[1] for b in bounds])
                 if rounded:  # the relaxed optimum, rounded onto the grid, must still improve
                     xn = _best_rounding(acq, space, xn)
                 fn = float(acq.values(xn[None, :])[0])
@@ -144,6 +154,8 @@ def _local_search(acq: Acquisition, space: EncodedSpace, x0: np.ndarray, f0: flo
                     improved = True
         for i in disc:
             vals = space.admissible_values(int(i), x, _line_values(space, int(i), x[i]))
+            if box is not None and not space.is_categorical[i]:
+                vals = vals[(vals >= box.lo[i] - 1e-12) & (vals <= box.hi[i] + 1e-12)]
             if not vals.size:
                 continue
             X = np.repeat(x[None, :], vals.size, axis=0)
@@ -168,11 +180,14 @@ def maximize_acquisition(
     warm_starts: np.ndarray | None = None,
     exclude: np.ndarray | Exclusion | None = None,
     tol: float = SAME_POINT_TOL,
+    box: Box | None = None,
 ) -> tuple[np.ndarray, float]:
     """Return the encoded maximiser of ``acq`` over ``space`` and its value.
 
     ``exclude``: encoded points (e.g. of pending trials) that the result must stay ``tol`` away
-    from (max over columns); ignored if every candidate is that close to one of them.
+    from (max over columns); ignored if every candidate is that close to one of them. ``box``:
+    a trust region (:mod:`optuna_gpbandit._trust_region`) the candidates, warm starts and
+    local searches stay in (a fully enumerated space ignores it).
     """
     full = space.enumerate(n_candidates)
     if full is not None:
@@ -180,9 +195,14 @@ def maximize_acquisition(
         i = argmax_random_tie(scores, rng)
         return full[i], float(scores[i])
 
-    C = space.sobol(n_candidates, seed=int(rng.integers(2**31 - 1)))
+    seed = int(rng.integers(2**31 - 1))
+    C = (space.sobol(n_candidates, seed=seed) if box is None
+         else space.sobol(n_candidates, seed=seed, lo=box.lo, hi=box.hi))
     if warm_starts is not None and len(warm_starts):
-        C = np.vstack([C, space.snap(warm_starts)])
+        W = space.snap(warm_starts)
+        if box is not None:
+            W = W[box.contains(W, ~space.is_categorical)]
+        C = np.vstack([C, W])
     scores = _masked(acq.values(C), C, exclude, tol)
     i_best = argmax_random_tie(scores, rng)
     best_x, best_f = C[i_best], float(scores[i_best])
@@ -195,7 +215,7 @@ def maximize_acquisition(
         if all(np.any(C[j] != C[s]) for s in starts):
             starts.append(int(j))
     for j in starts[: max(n_local_search, 0)]:
-        x, fx = _local_search(acq, space, C[j], float(scores[j]))
+        x, fx = _local_search(acq, space, C[j], float(scores[j]), box)
         x = space.snap(x)
         if fx > best_f and not near_any(x[None, :], exclude, tol)[0]:
             best_x, best_f = x, fx

@@ -16,13 +16,14 @@ worker process reproduces them exactly.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 from optuna.logging import get_logger
 from optuna.trial import FrozenTrial
 
 from optuna_gpbandit import _randomness
+from optuna_gpbandit._conditional import ConditionalSpace
 from optuna_gpbandit._gp_model import GPModel
 from optuna_gpbandit._observations import Observations, limit_rows
 from optuna_gpbandit._space import EncodedSpace
@@ -101,7 +102,38 @@ def parse_state(
     return params, n_fit
 
 
-def _posterior(obs: Observations, params: GPParams, space: EncodedSpace) -> GPPosterior:
+BRANCH_PSEUDO_COUNT = 1.0
+"""A branch's level is the mean of its observed targets shrunk towards the overall mean 0 by
+this many pseudo-observations [design choice]."""
+
+
+def branch_levels(obs: Observations, space: EncodedSpace,
+                  config: GPModel) -> Callable[[np.ndarray], np.ndarray] | None:
+    """The prior mean of a conditional space's GP: one level per branch, the mean of the
+    branch's observed (standardised, warped) targets shrunk towards 0
+    (:data:`BRANCH_PSEUDO_COUNT`); ``None`` for a plain space or ``branch_levels=False``.
+
+    Why (issue 47): far from its observed points a GP's mean reverts to the prior mean, the
+    average of all targets; in a branch whose values are all poor (a costly model class) the
+    unexplored corners then looked as good as anywhere, and UCB kept paying for them. With the
+    branch's level as the prior mean, its unexplored parts are expected at its level."""
+    if not (config.branch_levels and isinstance(space, ConditionalSpace)):
+        return None
+    cond = space
+    rows = obs.fit_rows
+    which = cond.branch_of(obs.X[rows])
+    k = len(cond.branches)
+    sums = np.bincount(which, weights=obs.y[rows], minlength=k)
+    levels = sums / (np.bincount(which, minlength=k) + BRANCH_PSEUDO_COUNT)
+
+    def prior_mean(X: np.ndarray) -> np.ndarray:
+        return levels[cond.branch_of(np.atleast_2d(X))]
+
+    return prior_mean
+
+
+def _posterior(obs: Observations, params: GPParams, space: EncodedSpace,
+               prior_mean: Callable[[np.ndarray], np.ndarray] | None = None) -> GPPosterior:
     """The posterior on the whole design; hallucinated labels are the observed-data mean.
 
     Imputed labels of failed trials carry extra noise (:func:`_row_effects.imputed_noise`).
@@ -111,10 +143,10 @@ def _posterior(obs: Observations, params: GPParams, space: EncodedSpace) -> GPPo
     if obs.hallucinate:
         seen = obs.observed
         base = GPPosterior(obs.X[seen], obs.y[seen], params, space.is_categorical,
-                           None if noise is None else noise[seen])
+                           None if noise is None else noise[seen], prior_mean)
         y = obs.y.copy()
         y[~seen] = base.mean_var(obs.X[~seen])[0]
-    return GPPosterior(obs.X, y, params, space.is_categorical, noise)
+    return GPPosterior(obs.X, y, params, space.is_categorical, noise, prior_mean)
 
 
 def fit_model(
@@ -130,11 +162,12 @@ def fit_model(
     would inflate the noise and shrink the lengthscales); the posterior conditions on every row.
     """
     noise = config.noise_var
+    mean = branch_levels(obs, space, config)
     n = obs.n_observed_all  # the refit schedule follows all observations
     fixed_l = config.lengthscales_for(space)
     if fixed_l is not None and config.kernel_scale is not None and noise is not None:
         params = GPParams(config.kernel, fixed_l.copy(), config.kernel_scale, noise)
-        return FittedModel(_posterior(obs, params, space), n, False)
+        return FittedModel(_posterior(obs, params, space, mean), n, False)
 
     parsed = parse_state(previous, space)
     prev_params, prev_n_fit = parsed if parsed is not None else (None, 0)
@@ -145,6 +178,8 @@ def fit_model(
         or _needs_refit(n, prev_n_fit, config.refit_growth)
     ):
         X, y = obs.X[obs.fit_rows], obs.y[obs.fit_rows]
+        if mean is not None:
+            y = y - mean(X)
         if X.shape[0] > config.max_fit_points:
             rng = _randomness.trial_rng(seed, n, _randomness.FIT)
             idx = np.sort(rng.choice(X.shape[0], config.max_fit_points, replace=False))
@@ -166,7 +201,7 @@ def fit_model(
             prev_params.warp,
         )
         n_fit, refitted = prev_n_fit, False
-    return FittedModel(_posterior(obs, params, space), n_fit, refitted)
+    return FittedModel(_posterior(obs, params, space, mean), n_fit, refitted)
 
 
 def capped_fit(obs: Observations, space: EncodedSpace, config: GPModel,

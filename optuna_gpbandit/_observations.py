@@ -152,16 +152,21 @@ def standardization(y_raw: np.ndarray) -> tuple[float, float]:
     """``(shift, scale)`` giving mean 0 and standard deviation 1 (scale 1 for fewer than two
     values or equal ones).
 
-    Beyond ``1e150`` in magnitude the moments are taken of ``y_raw / max|y_raw|``, so values up
-    to the float limit (``+-1.7e308``) overflow neither the squares nor the sum.
+    Scale-free: values are equal when their spread is below ``1e-12`` of their largest
+    magnitude, at any magnitude (values near 1e-300 are modelled as values near 1 are). Beyond
+    ``1e150`` and below ``1e-150`` in magnitude the moments are taken of ``y_raw / max|y_raw|``,
+    so values up to the float limit (``+-1.7e308``) overflow neither the squares nor the sum,
+    and the smallest ones do not underflow.
     """
     if y_raw.size == 0:
         return 0.0, 1.0
     m = float(np.max(np.abs(y_raw)))
-    u, unit = (y_raw / m, m) if m > _LARGE else (y_raw, 1.0)
+    if m == 0.0:
+        return 0.0, 1.0
+    u, unit = (y_raw / m, m) if (m > _LARGE or m < 1.0 / _LARGE) else (y_raw, 1.0)
     mean_u, sd_u = float(u.mean()), float(u.std())
     shift = mean_u * unit
-    if y_raw.size < 2 or not sd_u > 1e-12 * max(1.0 / unit, abs(mean_u)):
+    if y_raw.size < 2 or not sd_u > 1e-12 * (m / unit):
         return shift, 1.0
     return shift, sd_u * unit
 

@@ -314,12 +314,16 @@ class EncodedSpace:
         """Encoded valid values at grid indices ``idx`` of discrete column ``i``."""
         return self.columns[i].values_at(idx)
 
-    def sobol(self, n: int, seed: int) -> np.ndarray:
-        """``n`` scrambled-Sobol points mapped to valid encoded values."""
+    def sobol(self, n: int, seed: int, lo: np.ndarray | None = None,
+              hi: np.ndarray | None = None) -> np.ndarray:
+        """``n`` scrambled-Sobol points mapped to valid encoded values; with ``lo`` and ``hi``
+        (per column, in ``[0, 1]``) the uniform draws are taken in that box first."""
         from scipy.stats import qmc
         with warnings.catch_warnings():  # balance warning for n not a power of two
             warnings.simplefilter("ignore", UserWarning)
             U = qmc.Sobol(self.d, scramble=True, seed=seed).random(n)
+        if lo is not None and hi is not None:
+            U = lo + (hi - lo) * U
         return self.from_uniform(U)
 
     def sobol_uniform(self, index: int, seed: int) -> np.ndarray:

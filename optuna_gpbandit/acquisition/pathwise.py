@@ -118,7 +118,7 @@ class SamplePath:
             Ws = kern.warped(X[s : s + _CHUNK])
             out[s : s + _CHUNK] = kern.of_warped(Ws, self._posterior.X_warped) @ self._weights
             out[s : s + _CHUNK] += self._v * self._prior_warped(Ws)
-        return out
+        return out + self._posterior.offset(X)
 
     def value_grad(self, x: np.ndarray) -> tuple[float, np.ndarray]:
         """``f_t(x)`` and its gradient (zero on categorical columns)."""
@@ -127,6 +127,8 @@ class SamplePath:
         k, J = post.kernel.grad_x(x, post.X, post.X_warped)
         phase = self._phase(warp(x[None, :], self._warp))[0]
         value = float(k @ self._weights + self._v * self._amp * (np.cos(phase) @ self._w))
+        if post.prior_mean is not None:
+            value += float(post.prior_mean(x[None, :])[0])
         grad = J.T @ self._weights
         grad[self._num] -= (self._v * self._amp * ((np.sin(phase) * self._w) @ self._W)
                             * warp_slope(x, self._warp)[self._num])

@@ -8,6 +8,8 @@
 
 from __future__ import annotations
 
+from typing import Callable
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -101,11 +103,16 @@ class GPPosterior:
     row_noise
         Extra noise variance per row on top of ``params.noise_var`` (e.g. for imputed labels),
         shape ``(n,)``; ``None`` for none.
+    prior_mean
+        ``prior_mean(X) -> (n,)``: a prior mean that is constant on pieces of the space (its
+        gradient is 0), e.g. one level per branch of a conditional space; ``None``: 0. The GP
+        models ``y - prior_mean(X)``, and every mean it returns has ``prior_mean`` added.
     """
 
     def __init__(
         self, X: np.ndarray, y: np.ndarray, params: GPParams, is_categorical: np.ndarray,
         row_noise: np.ndarray | None = None,
+        prior_mean: Callable[[np.ndarray], np.ndarray] | None = None,
     ) -> None:
         from scipy.linalg import solve_triangular
         X = np.asarray(X, dtype=float)
@@ -113,6 +120,7 @@ class GPPosterior:
         if not (np.all(np.isfinite(X)) and np.all(np.isfinite(y))):
             raise ValueError("GP inputs and targets must be finite.")
         self.X, self.y, self.params = X, y, params
+        self.prior_mean = prior_mean
         self.kernel = Kernel(params.kernel, params.lengthscales, params.scale, is_categorical,
                              params.warp)
         self.X_warped = self.kernel.warped(X)  # the design through the input warp, once
@@ -128,9 +136,14 @@ class GPPosterior:
         self.noise_diag = np.full(y.shape[0], params.noise_var + self.jitter)
         if row_noise is not None:
             self.noise_diag += row_noise
+        resid = y if prior_mean is None else y - prior_mean(X)
         self.alpha = solve_triangular(
-            self.L.T, solve_triangular(self.L, y, lower=True), lower=False
+            self.L.T, solve_triangular(self.L, resid, lower=True), lower=False
         )
+
+    def offset(self, Xc: np.ndarray) -> np.ndarray | float:
+        """The prior mean at the rows of ``Xc`` (0 without one)."""
+        return 0.0 if self.prior_mean is None else self.prior_mean(np.atleast_2d(Xc))
 
     @property
     def n(self) -> int:
@@ -152,6 +165,8 @@ class GPPosterior:
             V = solve_triangular(self.L, Kxc, lower=True, check_finite=False)
             mu[s : s + _CHUNK] = Kxc.T @ self.alpha
             var[s : s + _CHUNK] = self.params.scale - np.einsum("ij,ij->j", V, V)
+        if self.prior_mean is not None:
+            mu += self.prior_mean(Xc)
         return mu, np.maximum(var, 0.0)
 
     def mean_var_grad(self, x: np.ndarray) -> tuple[float, float, np.ndarray, np.ndarray]:
@@ -161,6 +176,8 @@ class GPPosterior:
         v = solve_triangular(self.L, k, lower=True, check_finite=False)
         w = solve_triangular(self.L.T, v, lower=False, check_finite=False)
         mu = float(k @ self.alpha)
+        if self.prior_mean is not None:
+            mu += float(self.prior_mean(np.asarray(x, dtype=float)[None, :])[0])
         var = float(self.params.scale - v @ v)
         return mu, max(var, 0.0), J.T @ self.alpha, -2.0 * (J.T @ w)
 
@@ -172,7 +189,7 @@ class GPPosterior:
         Kxc = self.kernel.of_warped(self.X_warped, Wc)
         V = solve_triangular(self.L, Kxc, lower=True, check_finite=False)
         C = self.kernel.of_warped(Wc, Wc) - V.T @ V
-        return Kxc.T @ self.alpha, 0.5 * (C + C.T)
+        return Kxc.T @ self.alpha + self.offset(Xc), 0.5 * (C + C.T)
 
     def covariance(self, Xc: np.ndarray) -> np.ndarray:
         """Joint posterior covariance matrix on the rows of ``Xc``."""

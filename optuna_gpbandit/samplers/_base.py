@@ -170,7 +170,7 @@ class GPBanditSampler(BaseSampler, abc.ABC):
                           s.reset is not None and s.reset.fresh_startup, cut.start)
         if x is not None:
             return x, None
-        failed = s.failures.rows(study, trial, history)
+        history, failed = s.failures.rows(study, trial, history)
         step = constraint_step(
             s.constraints, auto=s.auto_constraints, study=study, trial=trial, space=space,
             history=history, start=cut.start, model=s.model, seed=self._seed,
@@ -180,12 +180,14 @@ class GPBanditSampler(BaseSampler, abc.ABC):
         history = step.history
         design = s.pending.design(study, trial, history)
         ctxs = fit_contexts(study, trial, space, history, design, failed, step, cut, s,
-                            self._seed)
+                            self._seed, n_startup)
         if ctxs is None:
             return self._startup_point(space, trial.number), None
         x, record = self._decide(ctxs, history, step.feasibility)
         record.segment, record.constraints = cut.record, step.record
         record.penalised, record.pending = step.penalised, design.counts()
+        if ctxs[0].box is not None:
+            record.trust_region = ctxs[0].box.side
         if s.reset is not None:
             record.extra = s.reset.annotate(cut, history, ctxs[0].model.posterior, space,
                                             self._seed)

@@ -20,6 +20,7 @@ from optuna_gpbandit.constraints.feasible import ConstraintModels, OptimisticVio
 from optuna_gpbandit._model import FittedModel
 from optuna_gpbandit._observations import Observations
 from optuna_gpbandit._space import EncodedSpace
+from optuna_gpbandit._trust_region import Box
 from optuna_gpbandit.acquisition.beta import EARLY_END, early_factor
 from optuna_gpbandit.samplers._record import PointRecord
 
@@ -46,6 +47,8 @@ class SelectionContext:
     feasibility: ConstraintModels | None = None
     # Trials running or waiting elsewhere whose point is not known yet (not in the design).
     n_unresolved: int = 0
+    # The trust region the maximiser stays in (AcquisitionSearch.trust_region), or None.
+    box: Box | None = None
 
     @property
     def t(self) -> int:
@@ -96,7 +99,7 @@ class SelectionContext:
         return self.search.maximise(
             self.within_constraints(acq), self.space, self.rng,
             warm_starts=self.warm_starts() if warm_starts is None else warm_starts,
-            exclude=self.excluded)[0]
+            exclude=self.excluded, box=self.box)[0]
 
     def step_record(self, x: np.ndarray) -> PointRecord:
         """What the model says of choosing ``x`` (the shared part of the step's record)."""

@@ -7,7 +7,6 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-from optuna.logging import get_logger
 from optuna.study import Study
 from optuna.trial import FrozenTrial
 
@@ -15,22 +14,30 @@ from optuna_gpbandit import _randomness
 from optuna_gpbandit._cut import Cut
 from optuna_gpbandit._failures import FailedRow
 from optuna_gpbandit._history import History
-from optuna_gpbandit._model import capped_fit, latest_state
-from optuna_gpbandit._observations import build_observations, study_spread
+from optuna_gpbandit._model import FittedModel, capped_fit, latest_state
+from optuna_gpbandit._notices import INFO, log_once
+from optuna_gpbandit._observations import Observations, build_observations, study_spread
 from optuna_gpbandit._pending import Design
 from optuna_gpbandit._space import EncodedSpace
+from optuna_gpbandit._trust_region import Box, TrustRegion
 from optuna_gpbandit.samplers._constraint_step import ConstraintStep
 from optuna_gpbandit.samplers._context import (SelectionContext, deterministic, exclusion,
                                               log_repeats)
 from optuna_gpbandit.samplers._multi import objective_targets, stored_states
 from optuna_gpbandit.samplers._settings import Settings
 
-_logger = get_logger(__name__)
+
+def _box(region: TrustRegion, obs: Observations, fit: FittedModel, space: EncodedSpace,
+         n_startup: int) -> Box | None:
+    """The trust region of the observed rows (real observations only)."""
+    rows = np.flatnonzero(obs.fit_rows)
+    return region.box(obs.X[rows], obs.y_raw[rows], obs.numbers[rows],
+                      fit.posterior.params.lengthscales, ~space.is_categorical, n_startup)
 
 
 def fit_contexts(study: Study, trial: FrozenTrial, space: EncodedSpace, history: History,
                  design: Design, failed: list[FailedRow], step: ConstraintStep, cut: Cut,
-                 settings: Settings, seed: int) -> list[SelectionContext] | None:
+                 settings: Settings, seed: int, n_startup: int) -> list[SelectionContext] | None:
     """One fitted model per objective on the observations (pending and failed rows
     included), with what the maximiser must avoid; ``None``: a quasi-random point instead
     (nothing to model, or a GP that cannot be factorised)."""
@@ -51,9 +58,10 @@ def fit_contexts(study: Study, trial: FrozenTrial, space: EncodedSpace, history:
         if k == 1 and obs.n_observed >= 2 and np.ptp(obs.y_raw) == 0.0:
             # Nothing to model (a constant objective, or a broken one): a GP would fit
             # infinite lengthscales and UCB would bounce between corners.
-            _logger.info("Trial %d: all %d observed values are equal (%g); sampling a "
-                         "quasi-random point.", trial.number, obs.n_observed,
-                         obs.sign * obs.y_raw[0])
+            log_once(study, "constant-values", INFO,
+                     "Trial %d: all %d observed values are equal (%g): nothing to model; "
+                     "sampling quasi-random points until they differ (logged once).",
+                     trial.number, obs.n_observed, obs.sign * obs.y_raw[0])
             return None
         pair = capped_fit(obs, space, model, previous[i], seed, trial.number,
                           what="the GP" if k == 1 else f"the GP of objective {i}")
@@ -61,11 +69,15 @@ def fit_contexts(study: Study, trial: FrozenTrial, space: EncodedSpace, history:
             return None
         fitted.append(pair)
     rng = _randomness.trial_rng(seed, trial.number, _randomness.SAMPLE)
+    region = settings.search.trust_region
     ctxs = [SelectionContext(study, trial, space, obs, fit, rng, settings.search,
                              settings.pending.width_bonus(obs, fit.posterior),
                              step.noise_factor, step.delta_factor,
                              feasibility=step.feasibility,
-                             n_unresolved=history.n_unresolved) for obs, fit in fitted]
+                             n_unresolved=history.n_unresolved,
+                             box=None if region is None or space.conditional
+                             else _box(region, obs, fit, space, n_startup))
+            for obs, fit in fitted]
     # The least deterministic objective decides whether evaluated points are done.
     noisiest = max(ctxs, key=lambda c: c.model.posterior.effective_noise_var
                    / c.model.posterior.params.scale)

@@ -75,6 +75,7 @@ class StepRecord:
     penalised: bool = False  # the model predicts penalised targets, not the objective
     pending: dict[str, int] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
+    trust_region: float | None = None  # the side of the trust region the point was chosen in
     rounds: int = 1  # suggestion rounds (a concurrent worker took the point: chosen again)
 
     def to_json(self) -> dict[str, Any]:
@@ -87,5 +88,7 @@ class StepRecord:
         out.update(self.constraints)
         out["pending"] = self.pending
         out.update(self.extra)
+        if self.trust_region is not None:
+            out["trust_region"] = self.trust_region
         out["rounds"] = self.rounds
         return out

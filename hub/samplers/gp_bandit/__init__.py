@@ -27,6 +27,7 @@ from optuna_gpbandit import Restarts
 from optuna_gpbandit import Theorem1
 from optuna_gpbandit import Theorem2
 from optuna_gpbandit import Theorem3
+from optuna_gpbandit import TrustRegion
 
 
 __all__ = [
@@ -48,6 +49,7 @@ __all__ = [
     # model and acquisition search
     "AcquisitionSearch",
     "GPModel",
+    "TrustRegion",
     # pending trials of parallel workers
     "Censoring",
     "Hallucinate",

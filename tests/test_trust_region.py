@@ -1,0 +1,93 @@
+"""The trust region of the acquisition search in many dimensions (issue 47)."""
+
+from __future__ import annotations
+
+import numpy as np
+import optuna
+import pytest
+from optuna.distributions import FloatDistribution
+
+from optuna_gpbandit import AcquisitionSearch, GPUCBSampler, TrustRegion, sampler_record
+from optuna_gpbandit._maximize import maximize_acquisition
+from optuna_gpbandit._space import EncodedSpace
+
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+
+def test_the_side_doubles_after_successes_and_halves_after_failures():
+    tr = TrustRegion(success_tol=3, failure_tol=4)
+    start = [0.0, 1.0]  # two design points, not counted
+    assert tr.side(np.array(start), 2, 20) == 0.8
+    assert tr.side(np.array(start + [2.0, 3.0, 4.0]), 2, 20) == 1.6  # three improvements
+    assert tr.side(np.array(start + [2.0, 3.0, 4.0, 5.0, 6.0, 7.0]), 2, 20) == 1.6  # capped
+    assert tr.side(np.array(start + [0.5] * 4), 2, 20) == 0.4  # four trials without a gain
+    assert tr.side(np.array(start + [0.5] * 8), 2, 20) == 0.2
+    # below the smallest side it starts again
+    small = TrustRegion(failure_tol=1, smallest=0.3)
+    assert small.side(np.array(start + [0.5]), 2, 20) == 0.4
+    assert small.side(np.array(start + [0.5, 0.5]), 2, 20) == 0.8
+    # failure_tol None: the number of parameters (at least 4), TuRBO's rule
+    assert TrustRegion(failure_tol=None).side(np.array(start + [0.5] * 4), 2, 20) == 0.8
+    assert TrustRegion(failure_tol=None).side(np.array(start + [0.5] * 20), 2, 20) == 0.4
+
+
+def test_the_box_is_centred_on_the_best_point_and_scaled_by_the_lengthscales():
+    rng = np.random.default_rng(0)
+    X = rng.random((12, 10))
+    y = -np.sum((X - 0.4) ** 2, axis=1)
+    ls = np.array([0.1] + [1.0] * 9)
+    box = TrustRegion(min_dim=10).box(X, y, np.arange(12), ls, np.ones(10, bool), 12)
+    centre = X[np.argmax(y)]
+    assert np.all(box.lo <= centre) and np.all(centre <= box.hi)
+    width = box.hi - box.lo
+    assert width[0] < width[1:].min()  # the short lengthscale gets the narrow side
+    # fewer numeric parameters than min_dim: no region
+    assert TrustRegion(min_dim=11).box(X, y, np.arange(12), ls, np.ones(10, bool), 12) is None
+
+
+def test_the_maximiser_stays_in_the_box():
+    space = EncodedSpace({f"x{i}": FloatDistribution(0.0, 1.0) for i in range(12)})
+
+    class Corner:  # an acquisition that prefers the corner (1, ..., 1)
+        def values(self, X):
+            return X.sum(axis=1)
+
+        def value_grad(self, x):
+            return float(x.sum()), np.ones_like(x)
+
+    X = np.full((1, 12), 0.3)
+    box = TrustRegion(min_dim=10).box(X, np.zeros(1), np.arange(1), np.ones(12),
+                                      np.ones(12, bool), 1)
+    x, _ = maximize_acquisition(Corner(), space, np.random.default_rng(0), box=box,
+                                warm_starts=np.ones((1, 12)))
+    assert np.all(x <= box.hi + 1e-12) and np.all(x >= box.lo - 1e-12)
+    assert x == pytest.approx(box.hi)  # the box's own corner
+    free, _ = maximize_acquisition(Corner(), space, np.random.default_rng(0))
+    assert free == pytest.approx(np.ones(12))
+
+
+def _sphere(trial):
+    x = np.array([trial.suggest_float(f"x{i}", 0.0, 1.0) for i in range(12)])
+    return float(np.sum((x - 0.35) ** 2))
+
+
+def test_in_many_dimensions_each_model_trial_is_in_the_box_around_the_best_trial():
+    study = optuna.create_study(sampler=GPUCBSampler(seed=0))
+    study.optimize(_sphere, n_trials=24)
+    model_trials = [t for t in study.trials if sampler_record(t) is not None]
+    assert len(model_trials) == 24 - 13  # after the d + 1 start-up trials
+    for t in model_trials:
+        rec = sampler_record(t)
+        earlier = [u for u in study.trials if u.number < t.number]
+        best = min(earlier, key=lambda u: u.value)
+        ls = np.array(rec["gp"]["lengthscales"])  # in the model's column order, rec["names"]
+        half = 0.5 * rec["trust_region"] * ls / np.exp(np.mean(np.log(ls)))
+        x = np.array([t.params[n] for n in rec["names"]])
+        c = np.array([best.params[n] for n in rec["names"]])
+        assert np.all(np.abs(x - c) <= half + 1e-9)
+    off = optuna.create_study(sampler=GPUCBSampler(
+        seed=0, search=AcquisitionSearch(trust_region=None)))
+    off.optimize(_sphere, n_trials=16)
+    assert "trust_region" not in sampler_record(off.trials[-1])
+    with pytest.raises(ValueError, match="min_dim"):
+        TrustRegion(min_dim=0)
