@@ -52,7 +52,8 @@ class TrustRegion:
         (defaults 0.8, 0.5^7, 1.6: TuRBO's).
     success_tol, failure_tol
         Consecutive improvements that double ``L`` (default 3) and consecutive trials without
-        one that halve it (default ``None``: the number of numeric parameters, at least 4).
+        one that halve it (default 4; ``None``: the number of numeric parameters, at least 4,
+        TuRBO's rule).
     """
 
     min_dim: int = 10
