@@ -139,13 +139,13 @@ def _local_search(acq: Acquisition, space: EncodedSpace, x0: np.ndarray, f0: flo
                 v, g = acq.value_grad(xx)
                 return -v, -g[cont]
 
-            bounds = ([(0.0, 1.0)] * cont.size if box is None
-                      else list(zip(box.lo[cont], box.hi[cont])))
-            res = minimize(neg, np.clip(x[cont], [b[0] for b in bounds], [b[1] for b in bounds]),
-                           jac=True, method="L-BFGS-B", bounds=bounds, options={"maxiter": 100})
+            lo, hi = ((np.zeros(cont.size), np.ones(cont.size)) if box is None
+                      else (box.lo[cont], box.hi[cont]))
+            res = minimize(neg, np.clip(x[cont], lo, hi), jac=True, method="L-BFGS-B",
+                           bounds=list(zip(lo, hi)), options={"maxiter": 100})
             if np.all(np.isfinite(res.x)) and -res.fun > fx + 1e-12 * (1 + abs(fx)):
                 xn = x.copy()
-                xn[cont] = np.clip(res.x, [b[0] for b in bounds], [b[1] for b in bounds])
+                xn[cont] = np.clip(res.x, lo, hi)
                 if rounded:  # the relaxed optimum, rounded onto the grid, must still improve
                     xn = _best_rounding(acq, space, xn)
                 fn = float(acq.values(xn[None, :])[0])

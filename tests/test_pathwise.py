@@ -116,3 +116,28 @@ def test_candidates_draw_and_errors():
             GPTSSampler(draw=bad)
     with pytest.raises(ValueError, match="n_features"):
         PathDraw(n_features=0)
+
+
+def _by_category(X: np.ndarray) -> np.ndarray:
+    """A prior mean constant on pieces of the space (one level per category, as per branch)."""
+    return np.array([-2.0, 0.5, 1.0])[np.atleast_2d(X)[:, 1].astype(int)]
+
+
+def test_a_prior_mean_is_the_gp_of_the_residuals_plus_the_mean():
+    base = _posterior("matern52")
+    post = GPPosterior(base.X, base.y, base.params, SPACE.is_categorical,
+                       prior_mean=_by_category)
+    resid = GPPosterior(base.X, base.y - _by_category(base.X), base.params,
+                        SPACE.is_categorical)
+    Q = _queries()
+    mu, var = post.mean_var(Q)
+    mu_r, var_r = resid.mean_var(Q)
+    np.testing.assert_allclose(mu, mu_r + _by_category(Q), atol=1e-12)
+    np.testing.assert_allclose(var, var_r, atol=1e-12)
+    assert post.mean_var_grad(Q[0])[0] == pytest.approx(mu[0], abs=1e-12)
+    np.testing.assert_allclose(post.mean_cov(Q)[0], mu, atol=1e-12)
+    # far from the data the mean reverts to the piece's level, not to 0
+    assert post.mean_var(np.array([[50.0, 0, 50.0]]))[0][0] == pytest.approx(-2.0, abs=1e-6)
+    path = SamplePath(post, SPACE, 0.0, np.random.default_rng(3))
+    np.testing.assert_allclose(path.values(Q), mu, atol=1e-12)
+    assert path.value_grad(Q[0])[0] == pytest.approx(mu[0], abs=1e-12)

@@ -126,9 +126,8 @@ class SamplePath:
         post = self._posterior
         k, J = post.kernel.grad_x(x, post.X, post.X_warped)
         phase = self._phase(warp(x[None, :], self._warp))[0]
-        value = float(k @ self._weights + self._v * self._amp * (np.cos(phase) @ self._w))
-        if post.prior_mean is not None:
-            value += float(post.prior_mean(x[None, :])[0])
+        value = (float(k @ self._weights + self._v * self._amp * (np.cos(phase) @ self._w))
+                 + post.offset_at(x))
         grad = J.T @ self._weights
         grad[self._num] -= (self._v * self._amp * ((np.sin(phase) * self._w) @ self._W)
                             * warp_slope(x, self._warp)[self._num])

@@ -8,9 +8,8 @@
 
 from __future__ import annotations
 
-from typing import Callable
-
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -145,6 +144,12 @@ class GPPosterior:
         """The prior mean at the rows of ``Xc`` (0 without one)."""
         return 0.0 if self.prior_mean is None else self.prior_mean(np.atleast_2d(Xc))
 
+    def offset_at(self, x: np.ndarray) -> float:
+        """The prior mean at the point ``x`` (0 without one)."""
+        if self.prior_mean is None:
+            return 0.0
+        return float(self.prior_mean(np.asarray(x, dtype=float)[None, :])[0])
+
     @property
     def n(self) -> int:
         return self.X.shape[0]
@@ -165,8 +170,7 @@ class GPPosterior:
             V = solve_triangular(self.L, Kxc, lower=True, check_finite=False)
             mu[s : s + _CHUNK] = Kxc.T @ self.alpha
             var[s : s + _CHUNK] = self.params.scale - np.einsum("ij,ij->j", V, V)
-        if self.prior_mean is not None:
-            mu += self.prior_mean(Xc)
+        mu += self.offset(Xc)
         return mu, np.maximum(var, 0.0)
 
     def mean_var_grad(self, x: np.ndarray) -> tuple[float, float, np.ndarray, np.ndarray]:
@@ -175,9 +179,7 @@ class GPPosterior:
         k, J = self.kernel.grad_x(np.asarray(x, dtype=float), self.X, self.X_warped)
         v = solve_triangular(self.L, k, lower=True, check_finite=False)
         w = solve_triangular(self.L.T, v, lower=False, check_finite=False)
-        mu = float(k @ self.alpha)
-        if self.prior_mean is not None:
-            mu += float(self.prior_mean(np.asarray(x, dtype=float)[None, :])[0])
+        mu = float(k @ self.alpha) + self.offset_at(x)
         var = float(self.params.scale - v @ v)
         return mu, max(var, 0.0), J.T @ self.alpha, -2.0 * (J.T @ w)
 
