@@ -354,3 +354,37 @@ def test_the_default_startup_follows_the_largest_branch_not_the_union():
     assert n_startup == 9
     modelled = [sampler_record(t) is not None for t in study.trials]
     assert not any(modelled[:n_startup]) and modelled[n_startup]
+
+
+def test_each_branch_level_is_its_targets_mean_shrunk_by_one_pseudo_observation():
+    """``_model.branch_levels``: the prior mean of a conditional space is, per branch, the sum
+    of the branch's fitted targets over their count plus ``BRANCH_PSEUDO_COUNT`` (1); failed
+    (imputed) rows do not count, and ``branch_levels=False`` or a plain space give none."""
+    from optuna_gpbandit import GPModel
+    from optuna_gpbandit._conditional import study_encoded_space, study_search_space
+    from optuna_gpbandit._model import BRANCH_PSEUDO_COUNT, branch_levels
+    from optuna_gpbandit._observations import Observations
+
+    def objective(trial):
+        if trial.suggest_categorical("kind", ["a", "b", "c"]) == "a":
+            return trial.suggest_float("xa", 0, 1)
+        return trial.suggest_float("xb", 0, 1)
+
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=3))
+    study.optimize(objective, n_trials=12)
+    space = study_encoded_space(study, study_search_space(study))
+    X = space.encode_many([t.params for t in study.trials])
+    rng = np.random.default_rng(0)
+    y = rng.normal(size=len(X))
+    imputed = np.zeros(len(X), dtype=bool)
+    imputed[-2:] = True  # failed rows follow the real ones
+    obs = Observations(X=X, y=y, y_raw=y, shift=0.0, scale=1.0, numbers=np.arange(len(X)),
+                       imputed=imputed)
+    prior_mean = branch_levels(obs, space, GPModel())
+    which = space.branch_of(X)
+    assert BRANCH_PSEUDO_COUNT == 1
+    for b in range(len(space.branches)):
+        real = (which == b) & ~imputed
+        expected = y[real].sum() / (real.sum() + 1)
+        assert np.allclose(prior_mean(X[which == b]), expected)
+    assert branch_levels(obs, space, GPModel(branch_levels=False)) is None
