@@ -349,3 +349,19 @@ def n_repeats(X: np.ndarray, tol: float = SAME_POINT_TOL) -> int:
     if X.shape[0] == 0:
         return 0
     return int(X.shape[0] - np.unique(np.floor(X / tol), axis=0).shape[0])
+
+
+def tied_values(X: np.ndarray, y: np.ndarray,
+                tol: float = SAME_POINT_TOL) -> tuple[int, int, int, int]:
+    """Ties of the values ``y`` at distinct points of ``X`` (``tol`` grid cells; a repeated
+    point counts once, with its first value): ``(tied, points, largest, row)``, the points
+    whose value an earlier distinct point already gave, the distinct points, the size of the
+    largest group of equal values and a row of ``X`` in it."""
+    if X.shape[0] == 0:
+        return 0, 0, 0, 0
+    _, first = np.unique(np.floor(X / tol), axis=0, return_index=True)
+    first = np.sort(first)
+    _, inverse, counts = np.unique(y[first], return_inverse=True, return_counts=True)
+    g = int(np.argmax(counts))
+    row = int(first[np.flatnonzero(inverse.ravel() == g)[0]])
+    return int(first.size - counts.size), int(first.size), int(counts[g]), row

@@ -84,3 +84,40 @@ def test_a_point_whose_repeat_gave_the_same_value_is_not_asked_again():
     study = optuna.create_study(sampler=GPUCBSampler(seed=0))
     study.optimize(_quadratic, n_trials=21)
     assert max(collections.Counter(t.params["i"] for t in study.trials).values()) <= 2
+
+
+def test_tied_values_count_distinct_points_whose_value_an_earlier_point_gave():
+    from optuna_gpbandit._maximize import tied_values
+
+    X = np.array([[0.1], [0.2], [0.2], [0.3], [0.4], [0.5], [0.6]])
+    y = np.array([5.0, 1.0, 9.0, 1.0, 1.0, 5.0, 2.0])  # row 2 repeats row 1's point
+    tied, points, largest, row = tied_values(X, y)
+    assert (tied, points, largest) == (3, 6, 3)  # 1.0 at 0.2, 0.3, 0.4; 5.0 at 0.1, 0.5
+    assert y[row] == 1.0
+    assert tied_values(X[:0], y[:0]) == (0, 0, 0, 0)
+
+
+def test_a_plateau_of_ties_is_said_at_4_and_8_ties_once_each_in_objective_units(caplog):
+    from optuna_gpbandit._observations import Observations
+    from optuna_gpbandit.samplers._context import TIE_NOTICE, log_ties
+
+    study = optuna.create_study(direction="minimize")
+    trial = optuna.trial.create_trial(value=0.0, params={}, distributions={})
+
+    def said(n_tied):
+        X = np.linspace(0, 1, 12)[:, None]
+        y_raw = -np.arange(12.0)  # minimising: y_raw = -value
+        y_raw[1:1 + n_tied + 1] = -3.5  # n_tied + 1 points share the value 3.5
+        obs = Observations(X=X, y=y_raw, y_raw=y_raw, shift=0.0, scale=1.0,
+                           numbers=np.arange(12), sign=-1.0)
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="optuna_gpbandit"):
+            log_ties(study, trial, obs)
+        return [r.getMessage() for r in caplog.records if "earlier point" in r.getMessage()]
+
+    assert TIE_NOTICE == 4
+    assert said(3) == []
+    first = said(4)
+    assert len(first) == 1 and "4 of 12 evaluated points" in first[0] and "5 points at 3.5" in first[0]
+    assert said(5) == []  # the same doubling: said once
+    assert len(said(8)) == 1

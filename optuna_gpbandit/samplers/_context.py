@@ -14,7 +14,7 @@ from optuna_gpbandit._pending import PENDING_SPREAD
 from optuna_gpbandit._failures import FailedRow
 from optuna_gpbandit._history import History
 from optuna_gpbandit._maximize import (AcquisitionSearch, Exclusion, exhausted_points,
-                                      n_repeats, union_regions)
+                                      n_repeats, tied_values, union_regions)
 from optuna_gpbandit._notices import INFO, log_once
 from optuna_gpbandit.constraints.feasible import ConstraintModels, OptimisticViolation, Penalised
 from optuna_gpbandit._model import FittedModel
@@ -144,6 +144,27 @@ def log_repeats(study: Study, trial: FrozenTrial, obs: Observations, model: Fitt
                  "estimate where the optimum seems to be; a point whose repeats gave identical "
                  "values is not asked again.", trial.number, k, int(obs.fit_rows.sum()),
                  float(np.sqrt(post.effective_noise_var / post.params.scale)))
+
+
+TIE_NOTICE = 4
+"""Tied values at distinct points from which :func:`log_ties` speaks (then at each doubling)."""
+
+
+def log_ties(study: Study, trial: FrozenTrial, obs: Observations) -> None:
+    """Say (at 4, 8, 16, ... tied values, once each per study) that trials at distinct points
+    returned values that earlier trials already gave: a plateau where the objective is flat
+    (one-split trees, chance-level models, a clipped metric). A stationary GP reads a plateau
+    as a smooth region and may keep sampling it (docs/benchmarks.md, the decision-tree traps);
+    on a discrete metric (accuracy on a small data set) ties are expected."""
+    rows = np.flatnonzero(obs.fit_rows)
+    tied, points, largest, row = tied_values(obs.X[rows], obs.y_raw[rows])
+    if tied >= TIE_NOTICE:
+        log_once(study, f"ties-{tied.bit_length()}", INFO,
+                 "Trial %d: %d of %d evaluated points returned a value that an earlier point "
+                 "already gave (the largest group: %d points at %g). The objective is flat "
+                 "there (e.g. one-split trees or chance-level models); the model reads a "
+                 "plateau as a smooth region.", trial.number, tied, points, largest,
+                 float(obs.sign * obs.y_raw[rows[row]]))
 
 
 def exclusion(obs: Observations, model: FittedModel, space: EncodedSpace, history: History,

@@ -22,7 +22,7 @@ from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit._trust_region import Box, TrustRegion
 from optuna_gpbandit.samplers._constraint_step import ConstraintStep
 from optuna_gpbandit.samplers._context import (SelectionContext, deterministic, exclusion,
-                                              log_repeats)
+                                              log_repeats, log_ties)
 from optuna_gpbandit.samplers._multi import objective_targets, stored_states
 from optuna_gpbandit.samplers._settings import Settings
 
@@ -83,6 +83,8 @@ def fit_contexts(study: Study, trial: FrozenTrial, space: EncodedSpace, history:
                    / c.model.posterior.params.scale)
     avoid = exclusion(noisiest.obs, noisiest.model, space, history, failed,
                       None if step.feasibility is None else step.feasibility.infeasible)
-    if k == 1 and not deterministic(noisiest.model):
-        log_repeats(study, trial, noisiest.obs, noisiest.model)
+    if k == 1:
+        log_ties(study, trial, noisiest.obs)
+        if not deterministic(noisiest.model):
+            log_repeats(study, trial, noisiest.obs, noisiest.model)
     return [dataclasses.replace(c, excluded=avoid) for c in ctxs]
