@@ -84,7 +84,8 @@ def fit_contexts(study: Study, trial: FrozenTrial, space: EncodedSpace, history:
     avoid = exclusion(noisiest.obs, noisiest.model, space, history, failed,
                       None if step.feasibility is None else step.feasibility.infeasible)
     if k == 1:
-        log_ties(study, trial, noisiest.obs)
+        if not step.penalised:  # penalised targets tie by their penalty, not the objective
+            log_ties(study, trial, noisiest.obs)
         if not deterministic(noisiest.model):
             log_repeats(study, trial, noisiest.obs, noisiest.model)
     return [dataclasses.replace(c, excluded=avoid) for c in ctxs]
