@@ -155,7 +155,7 @@ def _local_search(acq: Acquisition, space: EncodedSpace, x0: np.ndarray, f0: flo
         for i in disc:
             vals = space.admissible_values(int(i), x, _line_values(space, int(i), x[i]))
             if box is not None and not space.is_categorical[i]:
-                vals = vals[(vals >= box.lo[i] - 1e-12) & (vals <= box.hi[i] + 1e-12)]
+                vals = vals[box.admits(int(i), vals)]
             if not vals.size:
                 continue
             X = np.repeat(x[None, :], vals.size, axis=0)
@@ -344,11 +344,16 @@ def _equal_values(y: np.ndarray, group: np.ndarray, n: int) -> np.ndarray:
     return hi - lo <= 1e-12 * np.maximum(1.0, np.abs(hi))
 
 
+def _first_rows(X: np.ndarray, tol: float) -> np.ndarray:
+    """Sorted indices of the first row of each distinct point of ``X`` (``tol`` grid cell)."""
+    return np.sort(np.unique(np.floor(X / tol), axis=0, return_index=True)[1])
+
+
 def n_repeats(X: np.ndarray, tol: float = SAME_POINT_TOL) -> int:
     """Rows of ``X`` that repeat an earlier row's point (same ``tol`` grid cell)."""
     if X.shape[0] == 0:
         return 0
-    return int(X.shape[0] - np.unique(np.floor(X / tol), axis=0).shape[0])
+    return int(X.shape[0] - _first_rows(X, tol).size)
 
 
 def tied_values(X: np.ndarray, y: np.ndarray,
@@ -359,8 +364,7 @@ def tied_values(X: np.ndarray, y: np.ndarray,
     largest group of equal values and a row of ``X`` in it."""
     if X.shape[0] == 0:
         return 0, 0, 0, 0
-    _, first = np.unique(np.floor(X / tol), axis=0, return_index=True)
-    first = np.sort(first)
+    first = _first_rows(X, tol)
     _, inverse, counts = np.unique(y[first], return_inverse=True, return_counts=True)
     g = int(np.argmax(counts))
     row = int(first[np.flatnonzero(inverse.ravel() == g)[0]])

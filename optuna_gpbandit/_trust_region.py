@@ -22,6 +22,9 @@ import numpy as np
 from optuna_gpbandit._arguments import check_int, check_number
 
 
+_EDGE = 1e-12  # encoded units: a value this far outside the box still counts as inside
+
+
 @dataclass(frozen=True)
 class Box:
     """Bounds of the encoded numeric columns (categorical columns are unbounded: ``0, 1``)."""
@@ -30,11 +33,15 @@ class Box:
     hi: np.ndarray
     side: float  # the replayed L
 
+    def admits(self, i: int | np.ndarray, values: np.ndarray) -> np.ndarray:
+        """Mask of ``values`` of column(s) ``i`` inside the box (up to rounding)."""
+        return (values >= self.lo[i] - _EDGE) & (values <= self.hi[i] + _EDGE)
+
     def contains(self, X: np.ndarray, numeric: np.ndarray) -> np.ndarray:
+        """Mask of the rows of ``X`` whose ``numeric`` columns are all inside the box."""
         X = np.atleast_2d(X)
-        inside = (X[:, numeric] >= self.lo[numeric] - 1e-12) & (X[:, numeric]
-                                                                 <= self.hi[numeric] + 1e-12)
-        return np.all(inside, axis=1)
+        cols = np.flatnonzero(numeric)
+        return np.all(self.admits(cols, X[:, cols]), axis=1)
 
 
 @dataclass(frozen=True, kw_only=True)
