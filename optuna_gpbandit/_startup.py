@@ -66,15 +66,42 @@ def branch_startup_point(space: Any, history: History, number: int,
 
 
 def startup_stage(space: Any, history: History, number: int, seed: int, n_startup: int,
-                  fresh: bool, start: int) -> np.ndarray | None:
+                  fresh: bool, start: int, centre: bool = False) -> np.ndarray | None:
     """The start-up point of trial ``number``, or ``None`` once the model takes over: while
     fewer than ``n_startup`` trials completed (in the history since ``start`` only where the
     history cut asks for a ``fresh`` design), then for a branch tried fewer than
-    :data:`BRANCH_STARTUP` times (:func:`branch_startup_point`)."""
+    :data:`BRANCH_STARTUP` times (:func:`branch_startup_point`). With ``centre`` (a space
+    without branches), the design's first point is the centre (:func:`centre_point`) until a
+    trial of the history holds it; not while an earlier-numbered trial that may take it is
+    still choosing (parallel workers: one centre, not one each)."""
     done = len(history.completed)
     if not done or (done < n_startup and (start == 0 or fresh)):
+        if centre and not space.conditional and not _earlier_unresolved(history):
+            x = centre_point(space, number, seed)
+            if not _holds(space, history, x):
+                return x
         return startup_point(space, history, number, seed)
     return branch_startup_point(space, history, number, seed)  # (a rare branch)
+
+
+def centre_point(space: EncodedSpace, number: int, seed: int) -> np.ndarray:
+    """The centre of the box: each numeric column at the middle of its encoded range (the
+    middle valid value of a discrete one), each categorical one as trial ``number``'s Sobol
+    point has it."""
+    U = space.sobol_uniform(number, seed)
+    U[0, ~space.is_categorical] = 0.5
+    return space.from_uniform(U)[0]
+
+
+def _holds(space: EncodedSpace, history: History, x: np.ndarray) -> bool:
+    """Whether a completed, pending or failed trial of ``history`` has the numeric columns of
+    ``x`` (its categorical ones aside)."""
+    params = _tried(history)
+    if not params:
+        return False
+    num = ~space.is_categorical
+    X = space.encode_many(params)
+    return bool(np.any(np.all(np.abs(X[:, num] - x[num]) <= 1e-9, axis=1)))
 
 
 def startup_point(space: Any, history: History, number: int, seed: int) -> np.ndarray:
@@ -118,8 +145,13 @@ def _earlier_unresolved(history: History) -> int:
 def _branch_counts(space: Any, history: History) -> np.ndarray:
     """Completed, pending and failed trials of ``history`` per branch of ``space`` (a failed
     point is tried too: spreading away from completed points only would propose it again)."""
-    params = ([t.params for t in history.completed]
-              + [p.params for p in history.pending + history.failed])
+    params = _tried(history)
     if not params:
         return np.zeros(len(space.branches), dtype=int)
     return np.bincount(space.branch_of(space.encode_many(params)), minlength=len(space.branches))
+
+
+def _tried(history: History) -> list[dict[str, Any]]:
+    """The parameters of the completed, pending and failed trials of ``history``."""
+    return ([t.params for t in history.completed]
+            + [p.params for p in history.pending + history.failed])

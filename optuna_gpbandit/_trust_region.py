@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from optuna_gpbandit._arguments import check_int, check_number
+from optuna_gpbandit._arguments import check_bool, check_int, check_number
 
 
 _EDGE = 1e-12  # encoded units: a value this far outside the box still counts as inside
@@ -61,6 +61,14 @@ class TrustRegion:
         Consecutive improvements that double ``L`` (default 3) and consecutive trials without
         one that halve it (default 4; ``None``: the number of numeric parameters, at least 4,
         TuRBO's rule).
+    start_at_centre
+        Where the region applies, the start-up design's first point is the centre of the box
+        (default ``True``): every numeric parameter at the midpoint of its range (of its
+        logarithm on a log scale; the middle valid value of a discrete one), the categorical
+        ones as the design draws them. In many dimensions every quasi-random point is far from
+        any interior optimum (each coordinate is off by a third of the range on average); the
+        centre is the one point near all of them. ``False``: the quasi-random design only (the
+        version before).
     """
 
     min_dim: int = 10
@@ -69,6 +77,7 @@ class TrustRegion:
     largest: float = 1.6
     success_tol: int = 3
     failure_tol: int | None = 4
+    start_at_centre: bool = True
 
     def __post_init__(self) -> None:
         check_int("min_dim", self.min_dim, 1)
@@ -77,6 +86,11 @@ class TrustRegion:
         check_int("success_tol", self.success_tol, 1)
         if self.failure_tol is not None:
             check_int("failure_tol", self.failure_tol, 1)
+        check_bool("start_at_centre", self.start_at_centre)
+
+    def applies(self, numeric: np.ndarray) -> bool:
+        """Whether the region applies to a space whose numeric columns are ``numeric``."""
+        return int(np.sum(numeric)) >= self.min_dim
 
     def side(self, y: np.ndarray, n_startup: int, d: int) -> float:
         """``L`` after the trials of oriented values ``y`` (trial-number order; the first
@@ -106,9 +120,9 @@ class TrustRegion:
             numeric: np.ndarray, n_startup: int) -> Box | None:
         """The box of the observed points ``X`` with oriented values ``y`` and trial
         ``numbers`` (``None`` below ``min_dim`` numeric parameters or with no observation)."""
-        d = int(numeric.sum())
-        if d < self.min_dim or y.size == 0:
+        if not self.applies(numeric) or y.size == 0:
             return None
+        d = int(numeric.sum())
         order = np.argsort(numbers, kind="stable")
         L = self.side(y[order], n_startup, d)
         centre = X[int(np.argmax(y))]

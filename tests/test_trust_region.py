@@ -91,3 +91,64 @@ def test_in_many_dimensions_each_model_trial_is_in_the_box_around_the_best_trial
     assert "trust_region" not in sampler_record(off.trials[-1])
     with pytest.raises(ValueError, match="min_dim"):
         TrustRegion(min_dim=0)
+
+
+def _mixed(d, trial):
+    """``d`` numeric parameters of every kind (linear, log, int, stepped) and a categorical."""
+    kinds = [lambda i: trial.suggest_float(f"x{i}", -2.0, 6.0),
+             lambda i: trial.suggest_float(f"x{i}", 1e-4, 1.0, log=True),
+             lambda i: trial.suggest_int(f"x{i}", 1, 9),
+             lambda i: trial.suggest_float(f"x{i}", 0.0, 1.0, step=0.25)]
+    total = sum(float(kinds[i % 4](i)) for i in range(d))
+    trial.suggest_categorical("c", ["a", "b", "c"])
+    return total
+
+
+CENTRE = {0: 2.0, 1: 1e-2, 2: 5, 3: 0.5}  # per kind: the middle (of the log on a log scale)
+
+
+def _centre_trials(study, d):
+    return [t.number for t in study.trials
+            if all(t.params[f"x{i}"] == pytest.approx(CENTRE[i % 4]) for i in range(d))]
+
+
+def test_from_min_dim_numeric_parameters_the_design_starts_at_the_centre_once():
+    study = optuna.create_study(sampler=GPUCBSampler(seed=3))
+    study.optimize(lambda t: _mixed(10, t), n_trials=14)
+    # Trial 0 knows no space (Optuna samples it independently); the first design point that
+    # does is the centre, and no later trial repeats it.
+    assert _centre_trials(study, 10) == [1]
+    assert sampler_record(study.trials[1]) is None  # a start-up point
+
+
+@pytest.mark.parametrize("sampler, d", [
+    (GPUCBSampler(seed=3), 9),  # below min_dim (10 by default)
+    (GPUCBSampler(seed=3, search=AcquisitionSearch(
+        trust_region=TrustRegion(start_at_centre=False))), 10),
+    (GPUCBSampler(seed=3, search=AcquisitionSearch(trust_region=None)), 10),
+])
+def test_no_centre_below_min_dim_or_when_switched_off(sampler, d):
+    study = optuna.create_study(sampler=sampler)
+    study.optimize(lambda t: _mixed(d, t), n_trials=6)
+    assert _centre_trials(study, d) == []
+
+
+def test_a_centre_the_user_enqueued_is_not_proposed_again():
+    study = optuna.create_study(sampler=GPUCBSampler(seed=3))
+    study.enqueue_trial({f"x{i}": CENTRE[i % 4] for i in range(10)} | {"c": "b"})
+    study.optimize(lambda t: _mixed(10, t), n_trials=6)
+    assert _centre_trials(study, 10) == [0]
+
+
+def test_start_at_centre_must_be_a_bool():
+    with pytest.raises(ValueError, match="start_at_centre"):
+        TrustRegion(start_at_centre="yes")
+
+
+def test_of_two_workers_choosing_at_once_only_the_earlier_trial_takes_the_centre():
+    study = optuna.create_study(sampler=GPUCBSampler(seed=3))
+    study.optimize(lambda t: _mixed(10, t), n_trials=1)
+    first, second = study.ask(), study.ask()  # both running, neither has chosen yet
+    study.tell(second, _mixed(10, second))  # the later one chooses first: not the centre
+    study.tell(first, _mixed(10, first))
+    assert _centre_trials(study, 10) == [first.number]

@@ -19,6 +19,9 @@ ellipsoid30        shifted 30-D ellipsoid                                       
 ackley20           20-D Ackley, optimum off the centre                                     2
 rosenbrock20       20-D Rosenbrock                                                         2
 styblinski50       50-D Styblinski-Tang (a double well per coordinate)                     2
+ellipsoid30-faces  controls of the centre start: the optimum's coordinates near the faces  2
+ellipsoid30-half   (0.05-0.15 or 0.85-0.95): all of them, half of them (the rest as in
+ackley20-faces     ellipsoid30), all of them
 int5               integers only (one log-scaled)                                          spaces
 cat6               categoricals only (6 x 5 labels)                                        spaces
 h3x1e-300 ...      Hartmann-3 times 1e-300, 1e-8, 1, 1e8, 1e250, and plus 1e6              5
@@ -42,6 +45,8 @@ branches  branches-wide, branches-costly                60 x 10       40 x 3
 dims30    ellipsoid30                                   40 x 5        40 x 3
 dims20    ackley20, rosenbrock20                        80 x 5        -
 dims50    styblinski50                                  80 x 5        -
+faces30   ellipsoid30-faces, ellipsoid30-half           40 x 5        -
+faces20   ackley20-faces                                80 x 5        -
 spaces    int5, cat6                                    40 x 5        30 x 3
 scales    h3x1e-300, h3x1e-8, h3x1, h3x1e8, h3x1e250,   40 x 5        30 x 3 (1e-300, 1, 1e250)
           h3+1e6

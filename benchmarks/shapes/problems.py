@@ -39,6 +39,14 @@ def _spread(d: int, lo: float, hi: float) -> np.ndarray:
     return lo + (hi - lo) * ((np.arange(1, d + 1) * GOLDEN) % 1.0)
 
 
+def _near_faces(d: int) -> np.ndarray:
+    """``d`` deterministic offsets in ``[0.05, 0.15]`` or ``[0.85, 0.95]`` (alternating): an
+    optimum far from the centre in every coordinate, where a design that starts at the centre
+    gains nothing (the control of ``TrustRegion(start_at_centre=True)``)."""
+    v = _spread(d, 0.05, 0.15)
+    return np.where(np.arange(d) % 2 == 0, v, 1.0 - v)
+
+
 def _names(d: int) -> list[str]:
     return [f"x{i}" for i in range(d)]
 
@@ -294,6 +302,17 @@ def _problems() -> list[Problem]:
     out.append(_cube("ackley20", "case 2, many dimensions: 20-D Ackley, the usual box width, "
                      "optimum shifted off the centre", 20, lambda u: ackley(u, o20), 0.0, o20,
                      "dims"))
+    e30, e20 = _near_faces(30), _near_faces(20)
+    out.append(_cube("ellipsoid30-faces", "control of the centre start: ellipsoid30 with its "
+                     "optimum near the faces (offsets 0.05-0.15 or 0.85-0.95)", 30,
+                     lambda u: ellipsoid(u, e30), 0.0, e30, "dims"))
+    h30 = np.where(np.arange(30) < 15, e30, a30)
+    out.append(_cube("ellipsoid30-half", "control of the centre start: ellipsoid30 with half "
+                     "of its optimum's coordinates near the faces, half as in ellipsoid30", 30,
+                     lambda u: ellipsoid(u, h30), 0.0, h30, "dims"))
+    out.append(_cube("ackley20-faces", "control of the centre start: ackley20 with its optimum "
+                     "near the faces (offsets 0.05-0.15 or 0.85-0.95)", 20,
+                     lambda u: ackley(u, e20), 0.0, e20, "dims"))
     u_rosen = (1.0 + ROSEN_HALF) / (2.0 * ROSEN_HALF)
     out.append(_cube("rosenbrock20", "case 2, many dimensions: 20-D Rosenbrock on "
                      "[-2.048, 2.048]^20", 20, rosenbrock, 0.0, [u_rosen] * 20, "dims"))

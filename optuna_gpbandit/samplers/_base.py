@@ -166,8 +166,11 @@ class GPBanditSampler(BaseSampler, abc.ABC):
             return cut.uniform, None
         history = cut.history
         n_startup = startup_count(s.n_startup_trials, space.prior_dim)
+        region = s.search.trust_region
         x = startup_stage(space, history, trial.number, self._seed, n_startup,
-                          s.reset is not None and s.reset.fresh_startup, cut.start)
+                          s.reset is not None and s.reset.fresh_startup, cut.start,
+                          centre=region is not None and region.start_at_centre
+                          and region.applies(~space.is_categorical))
         if x is not None:
             return x, None
         history, failed = s.failures.rows(study, trial, history)
