@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from optuna_gpbandit._arguments import check_bool, check_int, check_number
+from optuna_gpbandit._space import EncodedSpace
 
 
 _EDGE = 1e-12  # encoded units: a value this far outside the box still counts as inside
@@ -133,3 +134,12 @@ class TrustRegion:
         lo = np.where(numeric, np.clip(centre - half, 0.0, 1.0), 0.0)
         hi = np.where(numeric, np.clip(centre + half, 0.0, 1.0), 1.0)
         return Box(lo, hi, L)
+
+
+def in_force(region: TrustRegion | None, space: EncodedSpace) -> TrustRegion | None:
+    """``region`` if it applies to ``space`` (``min_dim`` numeric parameters or more, no
+    branches), else ``None``: the one place that decides both the box the maximiser stays in
+    and the centre start."""
+    if region is None or space.conditional or not region.applies(~space.is_categorical):
+        return None
+    return region

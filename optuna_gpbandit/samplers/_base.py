@@ -40,6 +40,7 @@ from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit._startup import startup_count, startup_stage
 from optuna_gpbandit._storage import STATE, write_trial_json
 from optuna_gpbandit._threads import single_threaded_blas
+from optuna_gpbandit._trust_region import in_force
 from optuna_gpbandit.changepoint import ChangeDetection
 from optuna_gpbandit.constraints import ConstraintModels
 from optuna_gpbandit.samplers._concurrency import MAX_ROUNDS, taken_meanwhile
@@ -166,11 +167,10 @@ class GPBanditSampler(BaseSampler, abc.ABC):
             return cut.uniform, None
         history = cut.history
         n_startup = startup_count(s.n_startup_trials, space.prior_dim)
-        region = s.search.trust_region
+        region = in_force(s.search.trust_region, space)
         x = startup_stage(space, history, trial.number, self._seed, n_startup,
                           s.reset is not None and s.reset.fresh_startup, cut.start,
-                          centre=region is not None and region.start_at_centre
-                          and region.applies(~space.is_categorical))
+                          centre=region is not None and region.start_at_centre)
         if x is not None:
             return x, None
         history, failed = s.failures.rows(study, trial, history)

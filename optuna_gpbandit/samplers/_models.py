@@ -19,7 +19,7 @@ from optuna_gpbandit._notices import INFO, log_once
 from optuna_gpbandit._observations import Observations, build_observations, study_spread
 from optuna_gpbandit._pending import Design
 from optuna_gpbandit._space import EncodedSpace
-from optuna_gpbandit._trust_region import Box, TrustRegion
+from optuna_gpbandit._trust_region import Box, TrustRegion, in_force
 from optuna_gpbandit.samplers._constraint_step import ConstraintStep
 from optuna_gpbandit.samplers._context import (SelectionContext, deterministic, exclusion,
                                               log_repeats, log_ties)
@@ -69,13 +69,13 @@ def fit_contexts(study: Study, trial: FrozenTrial, space: EncodedSpace, history:
             return None
         fitted.append(pair)
     rng = _randomness.trial_rng(seed, trial.number, _randomness.SAMPLE)
-    region = settings.search.trust_region
+    region = in_force(settings.search.trust_region, space)
     ctxs = [SelectionContext(study, trial, space, obs, fit, rng, settings.search,
                              settings.pending.width_bonus(obs, fit.posterior),
                              step.noise_factor, step.delta_factor,
                              feasibility=step.feasibility,
                              n_unresolved=history.n_unresolved,
-                             box=None if region is None or space.conditional
+                             box=None if region is None
                              else _box(region, obs, fit, space, n_startup))
             for obs, fit in fitted]
     # The least deterministic objective decides whether evaluated points are done.
