@@ -12,20 +12,21 @@ from optuna_gpbandit import GPTSSampler, GPUCBSampler, IGPUCBSampler
 from optuna_gpbandit._maximize import SAME_POINT_TOL, exhausted_points, n_repeats
 
 
-def test_exhausted_points_deterministic_excludes_every_evaluated_point_once():
-    X = np.array([[0.1, 0.2], [0.1, 0.2], [0.5, 0.5]])
-    out = exhausted_points(X, np.array([1.0, 1.0, 2.0]), deterministic=True)
-    assert sorted(map(tuple, out)) == [(0.1, 0.2), (0.5, 0.5)]
+def test_exhausted_points_deterministic_excludes_every_evaluated_point():
+    X = np.array([[0.1, 0.2], [0.1, 0.2], [0.5, 0.5], [0.5 + SAME_POINT_TOL / 10, 0.5]])
+    out = exhausted_points(X, np.array([1.0, 1.0, 2.0, 2.5]), deterministic=True)
+    assert sorted(set(map(tuple, out))) == sorted(set(map(tuple, X)))
 
 
 def test_exhausted_points_noisy_excludes_only_identical_repeats():
     X = np.array([[0.1], [0.1], [0.5], [0.5], [0.5], [0.9]])
     y = np.array([0.3, 0.3, 1.0, 1.2, 0.8, 2.0])
     out = exhausted_points(X, y, deterministic=False)
-    assert out.tolist() == [[0.1]]  # 0.5: repeats differ (noise); 0.9: evaluated once
-    # Points in one SAME_POINT_TOL cell count as one.
+    assert out.tolist() == [[0.1], [0.1]]  # 0.5: repeats differ (noise); 0.9: evaluated once
+    # Points in one SAME_POINT_TOL cell count as one point: its repeats decide, and then every
+    # row of the cell is excluded (the maximiser refuses proposals within REPEAT_TOL of each).
     X2 = np.array([[0.1], [0.1 + SAME_POINT_TOL / 10]])
-    assert exhausted_points(X2, np.array([1.0, 1.0]), deterministic=False).shape == (1, 1)
+    assert exhausted_points(X2, np.array([1.0, 1.0]), deterministic=False).tolist() == X2.tolist()
     assert exhausted_points(X[:0], y[:0], deterministic=False).shape == (0, 1)
 
 
@@ -35,7 +36,7 @@ def test_a_configuration_repeated_with_its_value_is_done_beside_a_different_neig
     # asked again with the identical error 8 times in 40 trials, because the cell looked noisy.
     X = np.array([[0.80332], [0.80358], [0.80358]])
     out = exhausted_points(X, np.array([0.0446, 0.039, 0.039]), deterministic=False)
-    assert out.shape == (1, 1) and abs(out[0, 0] - 0.80358) < SAME_POINT_TOL
+    assert out.tolist() == X.tolist()  # the cell is done: each of its configurations
     # Where the repeated configuration itself gave two values, the objective is noisy there.
     assert exhausted_points(X, np.array([0.0446, 0.039, 0.041]), deterministic=False).size == 0
 
