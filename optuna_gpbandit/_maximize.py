@@ -10,7 +10,7 @@
    (continuous relaxation); the result is snapped onto the grid and scored again.
 
 Ties among candidates are broken uniformly with the trial's random stream. Points within ``tol``
-(max over columns, encoded units; :data:`REPEAT_TOL`) of an ``exclude`` row (failed points,
+(max over columns, encoded units; :attr:`AcquisitionSearch.min_distance`) of an ``exclude`` row (failed points,
 points not worth evaluating again) and near the points of trials still pending are never
 returned while anything else is left: two workers never evaluate one point at once.
 """
@@ -22,23 +22,16 @@ from typing import Callable, Protocol
 
 import numpy as np
 
-from optuna_gpbandit._arguments import check_int
+from optuna_gpbandit._arguments import check_int, check_number
 from optuna_gpbandit._space import RELAX_THRESHOLD, EncodedSpace
 from optuna_gpbandit._trust_region import Box, TrustRegion
 from optuna_gpbandit.acquisition.thompson import argmax_random_tie
 
 _MAX_LINE_VALUES = 64
 SAME_POINT_TOL = 1e-3
-"""Encoded units (max over columns): the grid on which repeats and ties are counted, and the
-distance within which two workers' points are one point."""
-REPEAT_TOL = 1e-5
-"""Encoded units (max over columns): a proposal closer than this to a failed, dead or exhausted
-point (:func:`exhausted_points`) counts as asking it again and is refused [design choice]. The
-earlier radius, :data:`SAME_POINT_TOL`, kept every proposal a thousandth of each range away from
-every point of a deterministic objective: when the acquisition's maximum lay next to the
-incumbent it was refused and an unpolished candidate elsewhere taken (Branin: 13-24 of 100
-trials within 0.01 of the minimum, against 62-64 for Optuna's GPSampler; docs/benchmarks.md,
-"Test functions")."""
+"""Encoded units (max over columns): the grid on which repeats and ties are counted, the
+distance within which two workers' points are one point, and the default
+:attr:`AcquisitionSearch.min_distance`."""
 _MAX_ROUNDS = 4
 
 
@@ -69,17 +62,32 @@ class AcquisitionSearch:
         Local exploration where the space is large: a :class:`TrustRegion` around the best
         trial (default ``TrustRegion()``: from 10 numeric parameters on), or ``None``: the
         whole space always.
+    min_distance
+        A proposal closer than this to a failed point, to any point of a deterministic
+        objective, or to a point whose repeats gave identical values counts as asking it again
+        and is refused while anything else is left (max over the parameters, in units of each
+        parameter's range, logarithmic ones on the log scale; default ``1e-3``, in ``(0,
+        0.5]``). ``1e-5`` lets the optimum of a smooth deterministic function be polished:
+        Branin's median regret 6.5e-6 against 5.9e-5 (10 seeds x 100 trials); but on the real
+        tuning tasks GP-UCB then crept along a flat valley of a CV loss in steps of a few
+        1e-4, each trial next to the last (lasso on iris: -13.4 points; docs/benchmarks.md,
+        "Test functions").
     """
 
     n_candidates: int = 1024
     n_local_search: int = 5
     n_warm_starts: int = 3
     trust_region: TrustRegion | None = TrustRegion()
+    min_distance: float = SAME_POINT_TOL
 
     def __post_init__(self) -> None:
         check_int("n_candidates", self.n_candidates, 1)
         check_int("n_local_search", self.n_local_search, 0)
         check_int("n_warm_starts", self.n_warm_starts, 0)
+        check_number("min_distance", self.min_distance, strict=True)
+        if self.min_distance > 0.5:
+            raise ValueError("min_distance is in units of each parameter's range and must be at "
+                             f"most 0.5; got {self.min_distance!r}.")
 
     def maximise(self, acq: Acquisition, space: EncodedSpace, rng: np.random.Generator, *,
                  warm_starts: np.ndarray | None = None,
@@ -88,7 +96,8 @@ class AcquisitionSearch:
         """:func:`maximize_acquisition` with these settings."""
         return maximize_acquisition(acq, space, rng, n_candidates=self.n_candidates,
                                     n_local_search=self.n_local_search,
-                                    warm_starts=warm_starts, exclude=exclude, box=box)
+                                    warm_starts=warm_starts, exclude=exclude,
+                                    tol=self.min_distance, box=box)
 
 
 def _line_values(space: EncodedSpace, i: int, current: float) -> np.ndarray:
@@ -190,7 +199,7 @@ def maximize_acquisition(
     n_local_search: int = 5,
     warm_starts: np.ndarray | None = None,
     exclude: np.ndarray | Exclusion | None = None,
-    tol: float = REPEAT_TOL,
+    tol: float = SAME_POINT_TOL,
     box: Box | None = None,
 ) -> tuple[np.ndarray, float]:
     """Return the encoded maximiser of ``acq`` over ``space`` and its value.
@@ -294,7 +303,7 @@ def near_any(
 
 
 def allowed(X: np.ndarray, exclude: np.ndarray | Exclusion | None,
-            tol: float = REPEAT_TOL) -> np.ndarray:
+            tol: float = SAME_POINT_TOL) -> np.ndarray:
     """Mask of the rows of ``X`` at least ``tol`` away from every ``exclude`` row; all rows if
     that would leave none."""
     if isinstance(exclude, Exclusion):
@@ -313,7 +322,7 @@ def exhausted_points(X: np.ndarray, y: np.ndarray, deterministic: bool,
                      tol: float = SAME_POINT_TOL) -> np.ndarray:
     """Observed points (rows of ``X`` with values ``y``) not worth evaluating again: every row
     of each such point's ``tol`` cell, so that none of them is asked again (the maximiser refuses
-    proposals within :data:`REPEAT_TOL` of each).
+    proposals within :attr:`AcquisitionSearch.min_distance` of each).
 
     A deterministic objective: every evaluated point (a repeat teaches nothing). A noisy one:
     the points evaluated at least twice with identical values (the objective is deterministic

@@ -24,7 +24,7 @@ def test_exhausted_points_noisy_excludes_only_identical_repeats():
     out = exhausted_points(X, y, deterministic=False)
     assert out.tolist() == [[0.1], [0.1]]  # 0.5: repeats differ (noise); 0.9: evaluated once
     # Points in one SAME_POINT_TOL cell count as one point: its repeats decide, and then every
-    # row of the cell is excluded (the maximiser refuses proposals within REPEAT_TOL of each).
+    # row of the cell is excluded (the maximiser refuses proposals within min_distance of each).
     X2 = np.array([[0.1], [0.1 + SAME_POINT_TOL / 10]])
     assert exhausted_points(X2, np.array([1.0, 1.0]), deterministic=False).tolist() == X2.tolist()
     assert exhausted_points(X[:0], y[:0], deterministic=False).shape == (0, 1)
@@ -122,3 +122,38 @@ def test_a_plateau_of_ties_is_said_at_4_and_8_ties_once_each_in_objective_units(
     assert len(first) == 1 and "4 of 12 evaluated points" in first[0] and "5 points at 3.5" in first[0]
     assert said(5) == []  # the same doubling: said once
     assert len(said(8)) == 1
+
+
+class _Peak:
+    """An acquisition with its maximum at ``x = 0.5`` (one continuous column)."""
+
+    def values(self, X):
+        return -((np.asarray(X)[:, 0] - 0.5) ** 2)
+
+    def value_grad(self, x):
+        return float(-((x[0] - 0.5) ** 2)), np.array([-2.0 * (x[0] - 0.5)])
+
+
+@pytest.mark.parametrize("min_distance", [1e-3, 1e-5])
+def test_min_distance_is_the_radius_refused_around_an_exhausted_point(min_distance):
+    from optuna.distributions import FloatDistribution
+
+    from optuna_gpbandit._maximize import AcquisitionSearch, exhausted_points
+    from optuna_gpbandit._space import EncodedSpace
+
+    space = EncodedSpace({"x": FloatDistribution(0.0, 1.0)})
+    X = np.array([[0.5003]])  # evaluated 3e-4 from the acquisition's maximum
+    done = exhausted_points(X, np.array([1.0]), deterministic=True)
+    x, _ = AcquisitionSearch(min_distance=min_distance).maximise(
+        _Peak(), space, np.random.default_rng(0), exclude=done)
+    assert abs(x[0] - 0.5003) >= min_distance  # never the exhausted point itself ...
+    # ... and, with a radius below the distance, the maximum next to it is not refused.
+    assert (abs(x[0] - 0.5) < 1e-4) == (min_distance < 3e-4)
+
+
+@pytest.mark.parametrize("bad", [0.0, -1e-3, 0.6, float("nan"), True])
+def test_min_distance_out_of_range_is_an_error_naming_it(bad):
+    from optuna_gpbandit._maximize import AcquisitionSearch
+
+    with pytest.raises(ValueError, match="min_distance"):
+        AcquisitionSearch(min_distance=bad)

@@ -125,7 +125,7 @@ class GPTSSampler(KernelizedBanditSampler):
         v, terms = self.width_t(ctx, thompson=True)
         nu = v + ctx.width_bonus
         C = full if full is not None else self._candidates(ctx)
-        C = C[allowed(C, ctx.excluded)]  # a pending trial's point is not drawn again
+        C = C[allowed(C, ctx.excluded, ctx.search.min_distance)]  # nor a pending trial's point
         i, draw = thompson_choice(ctx.model.posterior, C, nu, ctx.rng)
         n_drawn = int(np.isfinite(draw).sum())
         return C[i], {"v": v, "nu": nu, **terms,
