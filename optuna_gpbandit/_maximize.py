@@ -10,9 +10,9 @@
    (continuous relaxation); the result is snapped onto the grid and scored again.
 
 Ties among candidates are broken uniformly with the trial's random stream. Points within ``tol``
-(max over columns, encoded units; :attr:`AcquisitionSearch.min_distance`) of an ``exclude`` row (failed points,
-points not worth evaluating again) and near the points of trials still pending are never
-returned while anything else is left: two workers never evaluate one point at once.
+(max over columns, encoded units; :attr:`AcquisitionSearch.min_distance`) of an ``exclude`` row
+(failed points, points not worth evaluating again) and near the points of trials still pending
+are never returned while anything else is left: two workers never evaluate one point at once.
 """
 
 from __future__ import annotations
