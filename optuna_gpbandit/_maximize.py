@@ -333,13 +333,11 @@ def exhausted_points(X: np.ndarray, y: np.ndarray, deterministic: bool,
     another value (a rugged objective, not a noisy one: on the real-HPO suite such a point was
     asked again 8 times in 40 trials), unless some configuration in the cell gave two values.
     """
-    if X.shape[0] == 0:
-        return X[:0]
+    if X.shape[0] == 0 or deterministic:
+        return X
     cells = np.floor(X / tol)
     _, first, inverse, counts = np.unique(cells, axis=0, return_index=True,
                                           return_inverse=True, return_counts=True)
-    if deterministic:
-        return X
     inverse = inverse.ravel()
     same = (counts >= 2) & _equal_values(y, inverse, first.size)
     # The very same configuration asked again with the very same value: deterministic there,
