@@ -23,15 +23,12 @@ from typing import Callable, Protocol
 import numpy as np
 
 from optuna_gpbandit._arguments import check_int, check_number
+from optuna_gpbandit._repeats import SAME_POINT_TOL
 from optuna_gpbandit._space import RELAX_THRESHOLD, EncodedSpace
 from optuna_gpbandit._trust_region import Box, TrustRegion
 from optuna_gpbandit.acquisition.thompson import argmax_random_tie
 
 _MAX_LINE_VALUES = 64
-SAME_POINT_TOL = 1e-3
-"""Encoded units (max over columns): the grid on which repeats and ties are counted, the
-distance within which two workers' points are one point, and the default
-:attr:`AcquisitionSearch.min_distance`."""
 _MAX_ROUNDS = 4
 
 
@@ -72,6 +69,12 @@ class AcquisitionSearch:
         tuning tasks GP-UCB then crept along a flat valley of a CV loss in steps of a few
         1e-4, each trial next to the last (lasso on iris: -13.4 points; docs/benchmarks.md,
         "Test functions").
+    polish_distance
+        The refusal radius used instead of ``min_distance`` while polishing pays, or ``None``
+        (default): ``min_distance`` always. Polishing pays until three trials
+        (``_repeats.POLISH_PATIENCE``) that lay within ``min_distance`` of an earlier point
+        have failed to improve the best value since it last improved; it resumes when the best
+        value improves again. Single-objective studies only; in ``(0, min_distance]``.
     """
 
     n_candidates: int = 1024
@@ -79,6 +82,7 @@ class AcquisitionSearch:
     n_warm_starts: int = 3
     trust_region: TrustRegion | None = TrustRegion()
     min_distance: float = SAME_POINT_TOL
+    polish_distance: float | None = None
 
     def __post_init__(self) -> None:
         check_int("n_candidates", self.n_candidates, 1)
@@ -88,6 +92,11 @@ class AcquisitionSearch:
         if self.min_distance > 0.5:
             raise ValueError("min_distance is in units of each parameter's range and must be at "
                              f"most 0.5; got {self.min_distance!r}.")
+        if self.polish_distance is not None:
+            check_number("polish_distance", self.polish_distance, strict=True)
+            if self.polish_distance > self.min_distance:
+                raise ValueError("polish_distance must be at most min_distance "
+                                 f"({self.min_distance!r}); got {self.polish_distance!r}.")
 
     def maximise(self, acq: Acquisition, space: EncodedSpace, rng: np.random.Generator, *,
                  warm_starts: np.ndarray | None = None,
@@ -316,76 +325,3 @@ def _masked(scores: np.ndarray, X: np.ndarray, exclude: np.ndarray | Exclusion |
             tol: float) -> np.ndarray:
     """``scores`` with the rows :func:`allowed` leaves out at ``-inf``."""
     return np.where(allowed(X, exclude, tol), scores, -np.inf)
-
-
-def exhausted_points(X: np.ndarray, y: np.ndarray, deterministic: bool,
-                     tol: float = SAME_POINT_TOL) -> np.ndarray:
-    """Observed points (rows of ``X`` with values ``y``) not worth evaluating again: every row
-    of each such point's ``tol`` cell, so that none of them is asked again (the maximiser refuses
-    proposals within :attr:`AcquisitionSearch.min_distance` of each).
-
-    A deterministic objective: every evaluated point (a repeat teaches nothing). A noisy one:
-    the points evaluated at least twice with identical values (the objective is deterministic
-    there, whatever the fitted noise says); other repeats are the bandit's own choice (a noisy
-    optimum merits many looks, and each look shrinks its confidence width). Points count as the
-    same when they fall in one cell of a ``tol`` grid (encoded units). A configuration asked
-    again with its very value is done even where another configuration in its cell gave
-    another value (a rugged objective, not a noisy one: on the real-HPO suite such a point was
-    asked again 8 times in 40 trials), unless some configuration in the cell gave two values.
-    """
-    if X.shape[0] == 0 or deterministic:
-        return X
-    cells = np.floor(X / tol)
-    _, first, inverse, counts = np.unique(cells, axis=0, return_index=True,
-                                          return_inverse=True, return_counts=True)
-    inverse = inverse.ravel()
-    same = (counts >= 2) & _equal_values(y, inverse, first.size)
-    # The very same configuration asked again with the very same value: deterministic there,
-    # even where a distinct configuration in its cell gave another value (a rugged objective
-    # looks noisy at the cell's scale; a noisy one gives other values at one configuration).
-    _, p_first, p_inverse, p_counts = np.unique(X, axis=0, return_index=True,
-                                                return_inverse=True, return_counts=True)
-    p_same = _equal_values(y, p_inverse.ravel(), p_first.size)
-    cell_of = inverse[p_first]
-    repeated = p_counts >= 2
-    settled = np.zeros(first.size, dtype=bool)
-    settled[cell_of[repeated & p_same]] = True
-    noisy = np.zeros(first.size, dtype=bool)
-    noisy[cell_of[repeated & ~p_same]] = True
-    return X[((same | settled) & ~noisy)[inverse]]
-
-
-def _equal_values(y: np.ndarray, group: np.ndarray, n: int) -> np.ndarray:
-    """Per group (``group[i]`` of row ``i``, ``0 .. n-1``): whether all its values are equal."""
-    lo = np.full(n, np.inf)
-    hi = np.full(n, -np.inf)
-    np.minimum.at(lo, group, y)
-    np.maximum.at(hi, group, y)
-    return hi - lo <= 1e-12 * np.maximum(1.0, np.abs(hi))
-
-
-def _first_rows(X: np.ndarray, tol: float) -> np.ndarray:
-    """Sorted indices of the first row of each distinct point of ``X`` (``tol`` grid cell)."""
-    return np.sort(np.unique(np.floor(X / tol), axis=0, return_index=True)[1])
-
-
-def n_repeats(X: np.ndarray, tol: float = SAME_POINT_TOL) -> int:
-    """Rows of ``X`` that repeat an earlier row's point (same ``tol`` grid cell)."""
-    if X.shape[0] == 0:
-        return 0
-    return int(X.shape[0] - _first_rows(X, tol).size)
-
-
-def tied_values(X: np.ndarray, y: np.ndarray,
-                tol: float = SAME_POINT_TOL) -> tuple[int, int, int, int]:
-    """Ties of the values ``y`` at distinct points of ``X`` (``tol`` grid cells; a repeated
-    point counts once, with its first value): ``(tied, points, largest, row)``, the points
-    whose value an earlier distinct point already gave, the distinct points, the size of the
-    largest group of equal values and a row of ``X`` in it."""
-    if X.shape[0] == 0:
-        return 0, 0, 0, 0
-    first = _first_rows(X, tol)
-    _, inverse, counts = np.unique(y[first], return_inverse=True, return_counts=True)
-    g = int(np.argmax(counts))
-    row = int(first[np.flatnonzero(inverse.ravel() == g)[0]])
-    return int(first.size - counts.size), int(first.size), int(counts[g]), row

@@ -9,7 +9,7 @@ import optuna
 import pytest
 
 from optuna_gpbandit import GPTSSampler, GPUCBSampler, IGPUCBSampler
-from optuna_gpbandit._maximize import SAME_POINT_TOL, exhausted_points, n_repeats
+from optuna_gpbandit._repeats import SAME_POINT_TOL, exhausted_points, n_repeats
 
 
 def test_exhausted_points_deterministic_excludes_every_evaluated_point():
@@ -88,7 +88,7 @@ def test_a_point_whose_repeat_gave_the_same_value_is_not_asked_again():
 
 
 def test_tied_values_count_distinct_points_whose_value_an_earlier_point_gave():
-    from optuna_gpbandit._maximize import tied_values
+    from optuna_gpbandit._repeats import tied_values
 
     X = np.array([[0.1], [0.2], [0.2], [0.3], [0.4], [0.5], [0.6]])
     y = np.array([5.0, 1.0, 9.0, 1.0, 1.0, 5.0, 2.0])  # row 2 repeats row 1's point
@@ -138,7 +138,8 @@ class _Peak:
 def test_min_distance_is_the_radius_refused_around_an_exhausted_point(min_distance):
     from optuna.distributions import FloatDistribution
 
-    from optuna_gpbandit._maximize import AcquisitionSearch, exhausted_points
+    from optuna_gpbandit._maximize import AcquisitionSearch
+    from optuna_gpbandit._repeats import exhausted_points
     from optuna_gpbandit._space import EncodedSpace
 
     space = EncodedSpace({"x": FloatDistribution(0.0, 1.0)})
@@ -157,3 +158,47 @@ def test_min_distance_out_of_range_is_an_error_naming_it(bad):
 
     with pytest.raises(ValueError, match="min_distance"):
         AcquisitionSearch(min_distance=bad)
+
+
+@pytest.mark.parametrize("bad", [0.0, -1e-5, 2e-3, float("nan"), True])
+def test_polish_distance_out_of_range_is_an_error_naming_it(bad):
+    from optuna_gpbandit._maximize import AcquisitionSearch
+
+    with pytest.raises(ValueError, match="polish_distance"):
+        AcquisitionSearch(polish_distance=bad)  # above min_distance (1e-3) included
+
+
+def test_failed_polish_counts_near_repeats_since_the_last_improvement():
+    from optuna_gpbandit._repeats import failed_polish
+
+    X = np.array([[0.1], [0.5], [0.5002], [0.9], [0.5004], [0.1001]])
+    y = np.array([0.0, 1.0, 0.9, 0.2, 0.95, 0.5])  # the best (1.0) comes at row 1
+    assert failed_polish(X, y, 1e-3) == 3  # rows 2, 4 and 5 lie near earlier rows; 3 does not
+    assert failed_polish(X, y, 5e-5) == 0  # none within 5e-5
+    y2 = y.copy()
+    y2[4] = 1.5  # row 4 improves: only row 5 counts after it
+    assert failed_polish(X, y2, 1e-3) == 1
+    y3 = y.copy()
+    y3[2] = 1.0  # a tie with the best is no improvement
+    assert failed_polish(X, y3, 1e-3) == 3
+    assert failed_polish(X[:0], y[:0], 1e-3) == 0
+
+
+def test_polishing_stops_after_patience_failed_tries_and_says_so(caplog):
+    import optuna
+
+    import optuna_gpbandit as g
+    from optuna_gpbandit._maximize import AcquisitionSearch
+    from optuna_gpbandit._repeats import POLISH_PATIENCE
+
+    # Trials enqueued next to the best point, each worse: polishing does not pay.
+    study = optuna.create_study(sampler=g.GPUCBSampler(
+        seed=0, search=AcquisitionSearch(polish_distance=1e-5)))
+    for x in [0.1, 0.9, 0.5] + [0.5 + 2e-4 * (k + 1) for k in range(POLISH_PATIENCE)]:
+        study.enqueue_trial({"x": x})
+    n = 3 + POLISH_PATIENCE
+    with caplog.at_level("INFO", logger="optuna"):
+        study.optimize(lambda t: abs(t.suggest_float("x", 0.0, 1.0) - 0.5), n_trials=n + 1)
+    assert "polishing stops" in caplog.text
+    xs = np.array([t.params["x"] for t in study.trials])
+    assert np.min(np.abs(xs[:n] - xs[n])) >= 1e-3  # min_distance again

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -13,8 +14,9 @@ from optuna_gpbandit import _row_effects
 from optuna_gpbandit._pending import PENDING_SPREAD
 from optuna_gpbandit._failures import FailedRow
 from optuna_gpbandit._history import History
-from optuna_gpbandit._maximize import (AcquisitionSearch, Exclusion, exhausted_points,
-                                      n_repeats, tied_values, union_regions)
+from optuna_gpbandit._maximize import AcquisitionSearch, Exclusion, union_regions
+from optuna_gpbandit._repeats import (POLISH_PATIENCE, exhausted_points, failed_polish,
+                                      n_repeats, tied_values)
 from optuna_gpbandit._notices import INFO, log_once
 from optuna_gpbandit.constraints.feasible import ConstraintModels, OptimisticViolation, Penalised
 from optuna_gpbandit._model import FittedModel
@@ -192,6 +194,26 @@ def exclusion(obs: Observations, model: FittedModel, space: EncodedSpace, histor
         ),
         apart=obs.X[pending], radius=PENDING_SPREAD,
     )
+
+
+def polishing_search(study: Study, trial: FrozenTrial, obs: Observations,
+                     search: AcquisitionSearch) -> AcquisitionSearch:
+    """``search`` with :attr:`~AcquisitionSearch.polish_distance` as its refusal radius while
+    polishing pays (:data:`POLISH_PATIENCE`), else ``search`` itself; says once per study when
+    polishing stops."""
+    if search.polish_distance is None:
+        return search
+    rows = np.flatnonzero(obs.fit_rows)
+    rows = rows[np.argsort(obs.numbers[rows], kind="stable")]
+    failed = failed_polish(obs.X[rows], obs.y[rows], search.min_distance)
+    if failed < POLISH_PATIENCE:
+        return dataclasses.replace(search, min_distance=search.polish_distance)
+    log_once(study, "polish-stopped", INFO,
+             "Trial %d: %d trials within min_distance (%g) of earlier points since the best "
+             "value last improved did not improve it: polishing stops (polish_distance %g) "
+             "until the best value improves again (logged once).", trial.number, failed,
+             search.min_distance, search.polish_distance)
+    return search
 
 
 def any_admitted(feasibility: ConstraintModels, space: EncodedSpace,

@@ -22,6 +22,7 @@ from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit._trust_region import Box, TrustRegion, in_force
 from optuna_gpbandit.samplers._constraint_step import ConstraintStep
 from optuna_gpbandit.samplers._context import (SelectionContext, deterministic, exclusion,
+                                               polishing_search,
                                               log_repeats, log_ties)
 from optuna_gpbandit.samplers._multi import objective_targets, stored_states
 from optuna_gpbandit.samplers._settings import Settings
@@ -88,4 +89,6 @@ def fit_contexts(study: Study, trial: FrozenTrial, space: EncodedSpace, history:
             log_ties(study, trial, noisiest.obs)
         if not deterministic(noisiest.model):
             log_repeats(study, trial, noisiest.obs, noisiest.model)
+        search = polishing_search(study, trial, noisiest.obs, settings.search)
+        return [dataclasses.replace(c, excluded=avoid, search=search) for c in ctxs]
     return [dataclasses.replace(c, excluded=avoid) for c in ctxs]

@@ -1,0 +1,108 @@
+"""Points not worth asking again, repeats and ties: what the maximiser refuses and what the
+samplers say about it.
+
+Points count as the same when they fall in one cell of a :data:`SAME_POINT_TOL` grid (encoded
+units, max over columns). :func:`exhausted_points` are refused by the maximiser
+(:mod:`optuna_gpbandit._maximize`) within :attr:`AcquisitionSearch.min_distance
+<optuna_gpbandit.AcquisitionSearch.min_distance>`; :func:`failed_polish` decides when
+:attr:`~optuna_gpbandit.AcquisitionSearch.polish_distance` stops.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+SAME_POINT_TOL = 1e-3
+"""Encoded units (max over columns): the grid on which repeats and ties are counted, the
+distance within which two workers' points are one point, and the default
+:attr:`AcquisitionSearch.min_distance`."""
+
+
+def exhausted_points(X: np.ndarray, y: np.ndarray, deterministic: bool,
+                     tol: float = SAME_POINT_TOL) -> np.ndarray:
+    """Observed points (rows of ``X`` with values ``y``) not worth evaluating again: every row
+    of each such point's ``tol`` cell, so that none of them is asked again (the maximiser refuses
+    proposals within :attr:`AcquisitionSearch.min_distance` of each).
+
+    A deterministic objective: every evaluated point (a repeat teaches nothing). A noisy one:
+    the points evaluated at least twice with identical values (the objective is deterministic
+    there, whatever the fitted noise says); other repeats are the bandit's own choice (a noisy
+    optimum merits many looks, and each look shrinks its confidence width). Points count as the
+    same when they fall in one cell of a ``tol`` grid (encoded units). A configuration asked
+    again with its very value is done even where another configuration in its cell gave
+    another value (a rugged objective, not a noisy one: on the real-HPO suite such a point was
+    asked again 8 times in 40 trials), unless some configuration in the cell gave two values.
+    """
+    if X.shape[0] == 0 or deterministic:
+        return X
+    cells = np.floor(X / tol)
+    _, first, inverse, counts = np.unique(cells, axis=0, return_index=True,
+                                          return_inverse=True, return_counts=True)
+    inverse = inverse.ravel()
+    same = (counts >= 2) & _equal_values(y, inverse, first.size)
+    # The very same configuration asked again with the very same value: deterministic there,
+    # even where a distinct configuration in its cell gave another value (a rugged objective
+    # looks noisy at the cell's scale; a noisy one gives other values at one configuration).
+    _, p_first, p_inverse, p_counts = np.unique(X, axis=0, return_index=True,
+                                                return_inverse=True, return_counts=True)
+    p_same = _equal_values(y, p_inverse.ravel(), p_first.size)
+    cell_of = inverse[p_first]
+    repeated = p_counts >= 2
+    settled = np.zeros(first.size, dtype=bool)
+    settled[cell_of[repeated & p_same]] = True
+    noisy = np.zeros(first.size, dtype=bool)
+    noisy[cell_of[repeated & ~p_same]] = True
+    return X[((same | settled) & ~noisy)[inverse]]
+
+
+POLISH_PATIENCE = 3
+"""Failed polishing trials (within ``min_distance`` of an earlier point, no improvement) since
+the best value last improved after which :attr:`AcquisitionSearch.polish_distance` stops."""
+
+
+def failed_polish(X: np.ndarray, y: np.ndarray, tol: float) -> int:
+    """Trials after the last improvement of the best value (rows of ``X`` in trial order, values
+    ``y``, larger is better) that lay within ``tol`` (max over columns) of an earlier row: tries
+    to polish the optimum that did not pay."""
+    if y.size == 0:
+        return 0
+    before = np.concatenate([[-np.inf], np.maximum.accumulate(y)[:-1]])
+    last = int(np.flatnonzero(y > before)[-1])
+    return sum(bool(np.any(np.max(np.abs(X[:i] - X[i]), axis=1) < tol))
+               for i in range(last + 1, y.size))
+
+
+def _equal_values(y: np.ndarray, group: np.ndarray, n: int) -> np.ndarray:
+    """Per group (``group[i]`` of row ``i``, ``0 .. n-1``): whether all its values are equal."""
+    lo = np.full(n, np.inf)
+    hi = np.full(n, -np.inf)
+    np.minimum.at(lo, group, y)
+    np.maximum.at(hi, group, y)
+    return hi - lo <= 1e-12 * np.maximum(1.0, np.abs(hi))
+
+
+def _first_rows(X: np.ndarray, tol: float) -> np.ndarray:
+    """Sorted indices of the first row of each distinct point of ``X`` (``tol`` grid cell)."""
+    return np.sort(np.unique(np.floor(X / tol), axis=0, return_index=True)[1])
+
+
+def n_repeats(X: np.ndarray, tol: float = SAME_POINT_TOL) -> int:
+    """Rows of ``X`` that repeat an earlier row's point (same ``tol`` grid cell)."""
+    if X.shape[0] == 0:
+        return 0
+    return int(X.shape[0] - _first_rows(X, tol).size)
+
+
+def tied_values(X: np.ndarray, y: np.ndarray,
+                tol: float = SAME_POINT_TOL) -> tuple[int, int, int, int]:
+    """Ties of the values ``y`` at distinct points of ``X`` (``tol`` grid cells; a repeated
+    point counts once, with its first value): ``(tied, points, largest, row)``, the points
+    whose value an earlier distinct point already gave, the distinct points, the size of the
+    largest group of equal values and a row of ``X`` in it."""
+    if X.shape[0] == 0:
+        return 0, 0, 0, 0
+    first = _first_rows(X, tol)
+    _, inverse, counts = np.unique(y[first], return_inverse=True, return_counts=True)
+    g = int(np.argmax(counts))
+    row = int(first[np.flatnonzero(inverse.ravel() == g)[0]])
+    return int(first.size - counts.size), int(first.size), int(counts[g]), row
