@@ -193,7 +193,7 @@ def test_polishing_stops_after_patience_failed_tries_and_says_so(caplog):
 
     # Trials enqueued next to the best point, each worse: polishing does not pay.
     study = optuna.create_study(sampler=g.GPUCBSampler(
-        seed=0, search=AcquisitionSearch(polish_distance=1e-5)))
+        seed=0, deterministic_objective=True, search=AcquisitionSearch(polish_distance=1e-5)))
     for x in [0.1, 0.9, 0.5] + [0.5 + 2e-4 * (k + 1) for k in range(POLISH_PATIENCE)]:
         study.enqueue_trial({"x": x})
     n = 3 + POLISH_PATIENCE
