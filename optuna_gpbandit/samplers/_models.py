@@ -84,11 +84,11 @@ def fit_contexts(study: Study, trial: FrozenTrial, space: EncodedSpace, history:
                    / c.model.posterior.params.scale)
     avoid = exclusion(noisiest.obs, noisiest.model, space, history, failed,
                       None if step.feasibility is None else step.feasibility.infeasible)
+    search = settings.search
     if k == 1:
         if not step.penalised:  # penalised targets tie by their penalty, not the objective
             log_ties(study, trial, noisiest.obs)
         if not deterministic(noisiest.model):
             log_repeats(study, trial, noisiest.obs, noisiest.model)
-        search = polishing_search(study, trial, noisiest.obs, settings.search)
-        return [dataclasses.replace(c, excluded=avoid, search=search) for c in ctxs]
-    return [dataclasses.replace(c, excluded=avoid) for c in ctxs]
+        search = polishing_search(study, trial, noisiest.obs, search)
+    return [dataclasses.replace(c, excluded=avoid, search=search) for c in ctxs]
