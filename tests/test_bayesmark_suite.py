@@ -255,7 +255,7 @@ def test_a_run_scores_each_seeds_objective_and_reports_per_half(tmp_path):
     args = argparse.Namespace(
         half="all", problems=["DT_iris_acc", "kNN_iris_nll"], models=None, skip_slow=False,
         samplers=["Random", "TPE"], seeds=2, seed_list=None, first_seed=0, trials=6, jobs=1,
-        threads=1, out=str(tmp_path), resume=False, no_report=False, base="TPE", pool=6)
+        threads=1, out=str(tmp_path), resume=False, no_report=False, base="TPE", pool=10)
     assert run.cmd_run(args) == 0
     assert runner.run_one is suite.HARNESS_RUN_ONE  # the hooks are undone
     assert runner._worker_init is suite.HARNESS_INIT
@@ -268,20 +268,41 @@ def test_a_run_scores_each_seeds_objective_and_reports_per_half(tmp_path):
         assert r["values"][-1] == prob.evaluate(raw, r["seed"])
     pools = P.read([str(tmp_path)])
     assert set(pools) == {(p, s) for p in args.problems for s in (0, 1)}
-    assert all(rec["n"] == 6 for rec in pools.values())
+    assert all(rec["n"] == 10 for rec in pools.values())
     report = (tmp_path / "report.md").read_text()
     assert "## Tuning half (DT, SVM, MLP-sgd, lasso)" in report
     assert "## Validation half (RF, kNN, MLP-adam, ada, linear)" in report
     assert "Paired against `TPE`" in report and "| Random |" in report
     cfg = json.loads((tmp_path / "config.json").read_text())
     assert cfg["suite"] == "bayesmark" and cfg["parts"][0]["half"] == "all"
-    assert cfg["parts"][0]["pool"] == 6
+    assert cfg["parts"][0]["pool"] == 10
     # a later report reuses the cached pools
     before = (tmp_path / P.POOL_FILE).read_text()
     from benchmarks.bayesmark.report import render
 
     render([str(tmp_path)], base="TPE")
     assert (tmp_path / P.POOL_FILE).read_text() == before
+
+
+def test_a_pool_is_at_least_1_6_times_the_trials_or_refused_naming_the_argument():
+    from benchmarks.bayesmark.run import _pool_of
+
+    assert _pool_of(argparse.Namespace(pool=None, trials=40)) == P.POOL_N == 64
+    assert _pool_of(argparse.Namespace(pool=None, trials=100)) == 160
+    assert _pool_of(argparse.Namespace(pool=10, trials=6)) == 10
+    with pytest.raises(SystemExit, match="--pool 40 is shorter than 64"):
+        _pool_of(argparse.Namespace(pool=40, trials=40))
+
+
+def test_a_report_extends_a_pool_as_short_as_the_budget(tmp_path):
+    from benchmarks.bayesmark.report import pools_for
+
+    short = P.ensure(str(tmp_path), [("kNN_iris_acc", 0)], 6)[("kNN_iris_acc", 0)]
+    run = {"problem": "kNN_iris_acc", "seed": 0, "values": [0.0] * 6, "dir": str(tmp_path)}
+    # at n = T, rand_s(T) would be the pool's minimum: extended to pool_size(T) = 64
+    rec = pools_for([run], [str(tmp_path)], [6])[("kNN_iris_acc", 0)]
+    assert rec["n"] == P.pool_size(6) == 64 and rec["values"][:6] == short["values"]
+    assert P.read([str(tmp_path)])[("kNN_iris_acc", 0)]["n"] == 64
 
 
 def test_a_problem_outside_the_chosen_half_is_refused():

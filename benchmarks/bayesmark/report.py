@@ -103,8 +103,9 @@ def problem_cells(runs: list[dict], pools: dict[int, list[float]], budgets: list
 def pools_for(runs: list[dict], dirs: list[str], budgets: list[int]
               ) -> dict[tuple[str, int], dict]:
     """The pools of every (problem, seed) of ``runs``, read from ``dirs`` (and their
-    subdirectories); one that is missing, or shorter than the longest budget its runs are scored
-    at, is evaluated (``max(pool.POOL_N, that budget)`` values) into the directory of its runs."""
+    subdirectories); one that is missing, or shorter than ``pool.least_pool`` of the longest
+    budget its runs are scored at, is evaluated or extended (``pool.pool_size`` of that budget)
+    into the directory of its runs."""
     known = P.read(dirs)
     need: dict[tuple[str, int], tuple[int, str]] = {}
     for r in runs:
@@ -114,8 +115,8 @@ def pools_for(runs: list[dict], dirs: list[str], budgets: list[int]
             need[key] = (T, r["dir"])
     todo: dict[tuple[str, int], list[tuple[str, int]]] = {}
     for key, (T, d) in need.items():
-        if key not in known or known[key]["n"] < T:
-            todo.setdefault((d, max(P.POOL_N, T)), []).append(key)
+        if key not in known or known[key]["n"] < P.least_pool(T):
+            todo.setdefault((d, P.pool_size(T)), []).append(key)
     out = dict(known)
     for (d, n), keys in todo.items():
         print(f"report: {len(keys)} random-search pool(s) missing or short in {d}",

@@ -77,12 +77,25 @@ def select(half: str, problems: list[str] | None, models: list[str] | None,
     return names
 
 
+def _pool_of(args: argparse.Namespace) -> int:
+    """``--pool``, or ``pool.pool_size(--trials)`` if not given; one shorter than
+    ``pool.least_pool(--trials)`` is an error naming it."""
+    if args.pool is None:
+        return pool.pool_size(args.trials)
+    if args.pool < pool.least_pool(args.trials):
+        raise SystemExit(f"--pool {args.pool} is shorter than {pool.least_pool(args.trials)} "
+                         f"(1.6 x --trials {args.trials}): random search's expected best at "
+                         f"{args.trials} trials would lean on the pool's single best value "
+                         "(README.md, Scoring)")
+    return args.pool
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     problems = select(args.half, args.problems, args.models, args.skip_slow)
     samplers = suite.samplers_of(args, DEFAULT_SAMPLERS)
     seeds = suite.seeds_of(args)
     out = args.out or os.path.join(DEFAULT_OUT, args.half)
-    n_pool = max(args.pool, args.trials)
+    n_pool = _pool_of(args)
 
     def pools() -> None:
         pool.ensure(out, [(p, s) for s in seeds for p in problems], n_pool, jobs=args.jobs,
@@ -109,6 +122,17 @@ def cmd_report(args: argparse.Namespace) -> int:
     text = render(dirs, base=args.base, half=args.half, compare=args.compare,
                   out_file=args.file, no_floor=args.no_floor)
     suite.print_report(text, args.file or os.path.join(dirs[0], "report.md"), args.quiet)
+    return 0
+
+
+def cmd_pool(args: argparse.Namespace) -> int:
+    """Evaluate, or extend, the random-search pools of the selected (problem, seed) into
+    ``--out``, starting from the pools of ``--from`` (a longer pool extends a shorter one)."""
+    problems = select(args.half, args.problems, args.models, args.skip_slow)
+    keys = [(p, s) for s in suite.seeds_of(args) for p in problems]
+    known = pool.read(list(args.from_dirs) + [args.out])
+    pool.ensure(args.out, keys, _pool_of(args), jobs=args.jobs, threads=args.threads,
+                known=known)
     return 0
 
 
@@ -151,7 +175,7 @@ def cmd_time(args: argparse.Namespace) -> int:
                   f"| {slow} ({means[slow]:.2f} s) |")
     total = sum(means.values())
     evals = args.trials * args.seeds * args.samplers
-    n_pool = max(args.pool, args.trials)
+    n_pool = _pool_of(args)
     print(f"\nObjective CPU of {len(names)} problems x {args.trials} trials x {args.seeds} seeds "
           f"x {args.samplers} samplers: {total * evals / 3600:.1f} h; of the random-search pools "
           f"({n_pool} evaluations per (problem, seed), once: README.md): "
@@ -194,9 +218,9 @@ def main(argv: list[str] | None = None) -> int:
         trials=FULL["trials"], trials_help=f"trials per run (default {FULL['trials']}; a "
         "100-trial run is scored at 40 and at 100)",
         out_help="result directory (default benchmarks/reports/bayesmark/<half>)")
-    r.add_argument("--pool", type=int, default=pool.POOL_N,
-                   help=f"random-search pool per (problem, seed), at least --trials (default "
-                   f"{pool.POOL_N}; README.md, Scoring)")
+    r.add_argument("--pool", type=int, default=None,
+                   help=f"random-search pool per (problem, seed), at least 1.6 x --trials "
+                   f"(default {pool.POOL_N}, or 1.6 x --trials if more; README.md, Scoring)")
     r.add_argument("--base", default="GP-UCB", help="the sampler the paired differences judge")
     r.set_defaults(func=cmd_run)
     p = sub.add_parser("report", help="write report.md of result directories (each with its "
@@ -220,8 +244,26 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--seeds", type=int, default=FULL["seeds"], help="for the estimate")
     t.add_argument("--samplers", type=int, default=len(DEFAULT_SAMPLERS),
                    help="number of samplers, for the estimate")
-    t.add_argument("--pool", type=int, default=pool.POOL_N, help="pool size, for the estimate")
+    t.add_argument("--pool", type=int, default=None,
+                   help="pool size, for the estimate (default as for run)")
     t.set_defaults(func=cmd_time)
+    q = sub.add_parser("pool", help="evaluate or extend the random-search pools of a selection "
+                       "(run and report do so themselves where a pool is missing or short)")
+    _selection(q, "tuning")
+    group = q.add_mutually_exclusive_group()
+    group.add_argument("--seeds", type=int, default=FULL["seeds"],
+                       help=f"number of seeds, from --first-seed (default {FULL['seeds']})")
+    group.add_argument("--seed-list", type=int, nargs="+", metavar="SEED")
+    q.add_argument("--first-seed", type=int, default=0)
+    q.add_argument("--trials", type=int, default=FULL["trials"],
+                   help=f"the longest budget the pools score (default {FULL['trials']})")
+    q.add_argument("--pool", type=int, default=None, help="pool size (default as for run)")
+    q.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    q.add_argument("--threads", type=int, default=1, help="BLAS / OpenMP threads per worker")
+    q.add_argument("--out", required=True, help="the directory the pools are written to")
+    q.add_argument("--from", dest="from_dirs", nargs="*", default=[], metavar="DIR",
+                   help="result directories whose pools are extended, not redrawn")
+    q.set_defaults(func=cmd_pool)
     sub.add_parser("list", help="problems by half, samplers").set_defaults(func=cmd_list)
     sub.add_parser("check", help="compare the losses with Bayesmark's own (check.py; "
                    "python -m benchmarks.bayesmark check --help)", add_help=False)
@@ -231,6 +273,6 @@ def main(argv: list[str] | None = None) -> int:
 
         return check.main(argv[1:])
     args = ap.parse_args(argv)
-    if args.cmd in ("run", "time"):
+    if args.cmd in ("run", "time", "pool"):
         runner.limit_threads(getattr(args, "threads", 1))
     return args.func(args)
