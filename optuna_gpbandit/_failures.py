@@ -141,6 +141,10 @@ def extreme_numbers(trials: list[FrozenTrial], direction: StudyDirection,
     if len(trials) < 4:
         return set()
     y = direction_sign(direction) * np.array([t.value for t in trials], dtype=float)
+    # The rule is scale-free: scaled to at most 1 in size, values near the float limit do not
+    # overflow its products and differences (which would only warn: inf compares correctly).
+    finite = np.isfinite(y)
+    y = y / max(float(np.max(np.abs(y[finite]))) if finite.any() else 1.0, 1e-300)
     v, counts = np.unique(y, return_counts=True)  # ascending: worst first
     above = np.cumsum(counts[::-1])[::-1]  # trials with a value >= v[i]
     cut = None
