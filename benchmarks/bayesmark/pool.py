@@ -59,7 +59,7 @@ values the pool's minimum weighs ``t / n = 0.625`` in ``rand_s(t)`` and the scor
 def pool_size(trials: int) -> int:
     """The pool size a run of ``trials`` trials is scored with: ``max(POOL_N, ceil(1.6 trials))``
     (64 at 40 trials, 160 at 100)."""
-    return max(POOL_N, math.ceil(POOL_PER_TRIAL * trials))
+    return max(POOL_N, least_pool(trials))
 
 
 def least_pool(trials: int) -> int:

@@ -250,16 +250,11 @@ def main(argv: list[str] | None = None) -> int:
     q = sub.add_parser("pool", help="evaluate or extend the random-search pools of a selection "
                        "(run and report do so themselves where a pool is missing or short)")
     _selection(q, "tuning")
-    group = q.add_mutually_exclusive_group()
-    group.add_argument("--seeds", type=int, default=FULL["seeds"],
-                       help=f"number of seeds, from --first-seed (default {FULL['seeds']})")
-    group.add_argument("--seed-list", type=int, nargs="+", metavar="SEED")
-    q.add_argument("--first-seed", type=int, default=0)
-    q.add_argument("--trials", type=int, default=FULL["trials"],
-                   help=f"the longest budget the pools score (default {FULL['trials']})")
+    suite.add_seed_options(
+        q, seeds=FULL["seeds"], seeds_help=f"number of seeds, from --first-seed (default "
+        f"{FULL['seeds']})", trials=FULL["trials"],
+        trials_help=f"the longest budget the pools score (default {FULL['trials']})")
     q.add_argument("--pool", type=int, default=None, help="pool size (default as for run)")
-    q.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
-    q.add_argument("--threads", type=int, default=1, help="BLAS / OpenMP threads per worker")
     q.add_argument("--out", required=True, help="the directory the pools are written to")
     q.add_argument("--from", dest="from_dirs", nargs="*", default=[], metavar="DIR",
                    help="result directories whose pools are extended, not redrawn")

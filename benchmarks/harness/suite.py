@@ -34,10 +34,10 @@ SKLEARN_MODEL_MODULES = ("tree", "ensemble", "neighbors", "neural_network", "lin
 """scikit-learn's model modules, imported by the ML suites' initialisers before a run starts."""
 
 
-def add_run_options(p: argparse.ArgumentParser, *, seeds: int | None, seeds_help: str,
-                    trials: int | None, trials_help: str, out_help: str) -> None:
-    """``--seeds`` / ``--seed-list``, ``--first-seed``, ``--trials``, ``--jobs``, ``--threads``,
-    ``--out``, ``--resume``, ``--no-report`` (the defaults and help texts of the suite)."""
+def add_seed_options(p: argparse.ArgumentParser, *, seeds: int | None, seeds_help: str,
+                     trials: int | None, trials_help: str) -> None:
+    """``--seeds`` / ``--seed-list``, ``--first-seed``, ``--trials``, ``--jobs``, ``--threads``
+    (the defaults and help texts of the suite): what work, on how many workers."""
     group = p.add_mutually_exclusive_group()
     group.add_argument("--seeds", type=int, default=seeds, help=seeds_help)
     group.add_argument("--seed-list", type=int, nargs="+", metavar="SEED")
@@ -46,6 +46,13 @@ def add_run_options(p: argparse.ArgumentParser, *, seeds: int | None, seeds_help
     p.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
     p.add_argument("--threads", type=int, default=1,
                    help="BLAS / OpenMP / torch threads per run (default 1)")
+
+
+def add_run_options(p: argparse.ArgumentParser, *, seeds: int | None, seeds_help: str,
+                    trials: int | None, trials_help: str, out_help: str) -> None:
+    """:func:`add_seed_options`, then ``--out``, ``--resume``, ``--no-report``."""
+    add_seed_options(p, seeds=seeds, seeds_help=seeds_help, trials=trials,
+                     trials_help=trials_help)
     p.add_argument("--out", default=None, help=out_help)
     p.add_argument("--resume", action="store_true",
                    help="add to --out, skipping the runs it already holds")
