@@ -125,7 +125,7 @@ def evaluate(checkpoints: list[int], steps: int, seeds: int, caps: list[int | No
 def _recommended(study: optuna.Study, cap: int | None) -> float:
     """Noise-free regret of the observed point with the largest posterior mean (the posterior
     with ``cap`` and the last stored hyperparameters)."""
-    from optuna_gpbandit._model import latest_state, parse_state
+    from optuna_gpbandit._fitted_gp import latest_state, parse_state
     from optuna_gpbandit._observations import build_observations, limit_rows
     from optuna_gpbandit._randomness import SUBSET, trial_rng
     from optuna_gpbandit._space import EncodedSpace

@@ -1,24 +1,24 @@
 """Gaussian-process bandit samplers for Optuna.
 
 Each suggestion runs one pipeline of stages (``samplers/_base.py``, ``GPBanditSampler._choose``):
-study history (``_history``) -> history cut (``reset=``: ``changepoint``, ``_restarts``) ->
-start-up design (``_startup``) -> failed rows (``failures=``, ``_failures``) -> constraints
+study history (``_history``) -> history cut (``reset=``: ``changepoint``, ``restarts``) ->
+start-up design (``_startup``) -> failed rows (``failures=``, ``failures``) -> constraints
 (``constraints=``, ``samplers/_constraint_step``, ``constraints``) -> pending rows
-(``pending=``, ``_pending``) -> observations (``_observations``, ``_space``) -> one GP per
-objective (``model=``, ``gp``, ``_model``) -> what to avoid (``_row_effects``,
+(``pending=``, ``pending``) -> observations (``_observations``, ``_space``) -> one GP per
+objective (``model=``, ``gp``, ``_fitted_gp``) -> what to avoid (``_row_effects``,
 ``samplers/_context``) -> acquisition (``acquisition``) -> maximiser (``search=``,
 ``_maximize``) -> params. Each settings object owns its stage's policy. The storage schema is
 ``_storage``; ``report`` summarises finished studies. See docs/how-it-works.md.
 """
 
 from optuna_gpbandit import report, visualization
-from optuna_gpbandit._failures import FailedTrials
-from optuna_gpbandit._gp_model import GPModel
-from optuna_gpbandit._maximize import AcquisitionSearch
+from optuna_gpbandit.failures import FailedTrials
+from optuna_gpbandit.model import GPModel
+from optuna_gpbandit.search import AcquisitionSearch
 from optuna_gpbandit._notices import configure_logging
-from optuna_gpbandit._pending import Censoring, Hallucinate, IgnorePending, PendingRule
-from optuna_gpbandit._restarts import Restarts
-from optuna_gpbandit._trust_region import TrustRegion
+from optuna_gpbandit.pending import Censoring, Hallucinate, IgnorePending, PendingRule
+from optuna_gpbandit.restarts import Restarts
+from optuna_gpbandit.search import TrustRegion
 from optuna_gpbandit.acquisition.width import (BetaSchedule, CandidateDraw, InfoGainWidth,
                                                PathDraw, Theorem1, Theorem2, Theorem3)
 from optuna_gpbandit.changepoint import ChangeDetection, CPDSettings, ResidualTest

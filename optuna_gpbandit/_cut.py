@@ -1,6 +1,6 @@
 """The history cut: which trials the model sees (``reset=``), one protocol for change detection
 (:class:`~optuna_gpbandit.changepoint.ChangeDetection`) and restarts
-(:class:`~optuna_gpbandit._restarts.Restarts`).
+(:class:`~optuna_gpbandit.restarts.Restarts`).
 
 A cut keeps the trials from a trial number ``start`` on, and may instead hand the suggestion a
 uniform exploration point (Avanesov's schedule). What each cut needs around the suggestion

@@ -12,7 +12,7 @@
   out of the model (their points are still not proposed again);
 * failed: FAIL and PRUNED trials, and COMPLETE trials with a non-finite value, whose point is
   known (completed like a pending trial's from the stored relative sample), for the failure
-  stage (:mod:`optuna_gpbandit._failures`).
+  stage (:mod:`optuna_gpbandit.failures`).
 """
 
 from __future__ import annotations

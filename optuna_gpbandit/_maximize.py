@@ -22,10 +22,8 @@ from typing import Callable, Protocol
 
 import numpy as np
 
-from optuna_gpbandit._arguments import check_int, check_number
 from optuna_gpbandit._repeats import SAME_POINT_TOL
 from optuna_gpbandit._space import RELAX_THRESHOLD, EncodedSpace
-from optuna_gpbandit._trust_region import Box, TrustRegion
 from optuna_gpbandit.acquisition.thompson import argmax_random_tie
 
 _MAX_LINE_VALUES = 64
@@ -38,78 +36,26 @@ class Acquisition(Protocol):
     def value_grad(self, x: np.ndarray) -> tuple[float, np.ndarray]: ...
 
 
-@dataclass(frozen=True, kw_only=True)
-class AcquisitionSearch:
-    """How the acquisition's maximiser searches: ``search=AcquisitionSearch(...)``.
+_EDGE = 1e-12  # encoded units: a value this far outside the box still counts as inside
 
-    Parameters
-    ----------
-    n_candidates
-        Quasi-random candidates scored before local polishing (default 1024; 512 for
-        :class:`~optuna_gpbandit.GPTSSampler`), and the enumeration limit: a fully discrete
-        space with at most this many points is searched exhaustively. GP-UCB's theorem-1
-        ``beta_t`` counts ``|D|`` as this number in a continuous space.
-    n_local_search
-        Best distinct candidates polished by L-BFGS-B on the continuous parameters and line
-        searches over the discrete ones (default 5).
-    n_warm_starts
-        Best observed points added to the candidates (default 3; with constraint models, the
-        best they admit).
-    trust_region
-        Local exploration where the space is large: a :class:`TrustRegion` around the best
-        trial (default ``TrustRegion()``: from 10 numeric parameters on), or ``None``: the
-        whole space always.
-    min_distance
-        A proposal closer than this to a failed point, to any point of a deterministic
-        objective, or to a point whose repeats gave identical values counts as asking it again
-        and is refused while anything else is left (max over the parameters, in units of each
-        parameter's range, logarithmic ones on the log scale; default ``1e-3``, in ``(0,
-        0.5]``). ``1e-5`` lets the optimum of a smooth deterministic function be polished:
-        Branin's median regret 6.5e-6 against 5.9e-5 (10 seeds x 100 trials); but on the real
-        tuning tasks GP-UCB then crept along a flat valley of a CV loss in steps of a few
-        1e-4, each trial next to the last (lasso on iris: -13.4 points; docs/benchmarks.md,
-        "Test functions"). ``polish_distance=1e-5`` polishes without creeping.
-    polish_distance
-        The refusal radius used instead of ``min_distance`` while polishing pays, or ``None``
-        (default): ``min_distance`` always. Polishing pays until three trials
-        (``_repeats.POLISH_PATIENCE``) that lay within ``min_distance`` of an earlier point
-        have failed to improve the best value since it last improved; it resumes when the best
-        value improves again. Single-objective studies only; in ``(0, min_distance]``.
-        ``1e-5``: Branin's median regret 8.0e-06 (GP-UCB, 10 seeds x 100 trials) and no loss
-        on the real tuning tasks (+0.1 ± 0.2 points), but no gain on Bayesmark's problems
-        (+0.2 ± 0.2), hence not the default.
-    """
 
-    n_candidates: int = 1024
-    n_local_search: int = 5
-    n_warm_starts: int = 3
-    trust_region: TrustRegion | None = TrustRegion()
-    min_distance: float = SAME_POINT_TOL
-    polish_distance: float | None = None
+@dataclass(frozen=True)
+class Box:
+    """Bounds of the encoded numeric columns (categorical columns are unbounded: ``0, 1``)."""
 
-    def __post_init__(self) -> None:
-        check_int("n_candidates", self.n_candidates, 1)
-        check_int("n_local_search", self.n_local_search, 0)
-        check_int("n_warm_starts", self.n_warm_starts, 0)
-        check_number("min_distance", self.min_distance, strict=True)
-        if self.min_distance > 0.5:
-            raise ValueError("min_distance is in units of each parameter's range and must be at "
-                             f"most 0.5; got {self.min_distance!r}.")
-        if self.polish_distance is not None:
-            check_number("polish_distance", self.polish_distance, strict=True)
-            if self.polish_distance > self.min_distance:
-                raise ValueError("polish_distance must be at most min_distance "
-                                 f"({self.min_distance!r}); got {self.polish_distance!r}.")
+    lo: np.ndarray
+    hi: np.ndarray
+    side: float  # the replayed L
 
-    def maximise(self, acq: Acquisition, space: EncodedSpace, rng: np.random.Generator, *,
-                 warm_starts: np.ndarray | None = None,
-                 exclude: np.ndarray | Exclusion | None = None,
-                 box: Box | None = None) -> tuple[np.ndarray, float]:
-        """:func:`maximize_acquisition` with these settings."""
-        return maximize_acquisition(acq, space, rng, n_candidates=self.n_candidates,
-                                    n_local_search=self.n_local_search,
-                                    warm_starts=warm_starts, exclude=exclude,
-                                    tol=self.min_distance, box=box)
+    def admits(self, i: int | np.ndarray, values: np.ndarray) -> np.ndarray:
+        """Mask of ``values`` of column(s) ``i`` inside the box (up to rounding)."""
+        return (values >= self.lo[i] - _EDGE) & (values <= self.hi[i] + _EDGE)
+
+    def contains(self, X: np.ndarray, numeric: np.ndarray) -> np.ndarray:
+        """Mask of the rows of ``X`` whose ``numeric`` columns are all inside the box."""
+        X = np.atleast_2d(X)
+        cols = np.flatnonzero(numeric)
+        return np.all(self.admits(cols, X[:, cols]), axis=1)
 
 
 def _line_values(space: EncodedSpace, i: int, current: float) -> np.ndarray:
@@ -218,7 +164,7 @@ def maximize_acquisition(
 
     ``exclude``: encoded points (e.g. of pending trials) that the result must stay ``tol`` away
     from (max over columns); ignored if every candidate is that close to one of them. ``box``:
-    a trust region (:mod:`optuna_gpbandit._trust_region`) the candidates, warm starts and
+    a trust region (:mod:`optuna_gpbandit.search`) the candidates, warm starts and
     local searches stay in (a fully enumerated space ignores it).
     """
     full = space.enumerate(n_candidates)

@@ -6,7 +6,7 @@ best seen rather than breaking the fit. With ``standardize`` the targets are shi
 mean 0 and standard deviation 1 (scale 1 when there are fewer than two values or they are all
 equal), using the observed values only.
 
-Rows of pending trials (see :mod:`optuna_gpbandit._pending`) follow the observed ones. Their
+Rows of pending trials (see :mod:`optuna_gpbandit.pending`) follow the observed ones. Their
 label is the censored value (the lowest observed target, or the user's lower bound of the
 objective if that is lower), or, for hallucination, is filled in by the model stage with the
 posterior mean of the observed rows.
@@ -25,9 +25,9 @@ from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
 from optuna_gpbandit import _warping
-from optuna_gpbandit._gp_model import GPModel
-from optuna_gpbandit._pending import Design
-from optuna_gpbandit._failures import FailedRow, imputed_labels
+from optuna_gpbandit.model import GPModel
+from optuna_gpbandit.pending import Design
+from optuna_gpbandit.failures import FailedRow, imputed_labels
 from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit._history import direction_sign
 
@@ -65,7 +65,7 @@ class Observations:
         schedule, not in the posterior).
     imputed
         Mask of observed rows whose label is imputed for a failed trial (see
-        :mod:`optuna_gpbandit._failures`); they follow the real observations and are left out
+        :mod:`optuna_gpbandit.failures`); they follow the real observations and are left out
         of the hyperparameter fit.
     """
 
@@ -192,11 +192,11 @@ def build_observations(
     """Encode the observed ``trials`` (COMPLETE, holding every parameter of ``space``) for a
     GP with the settings ``model`` (standardised targets, output warping).
 
-    With a ``design`` (see :meth:`optuna_gpbandit._pending.PendingRule.design`) its observed
+    With a ``design`` (see :meth:`optuna_gpbandit.pending.PendingRule.design`) its observed
     trials replace ``trials`` and its pending rows are appended, labelled as the design says
     (hallucinated, or censored at the worst value or the design's lower bound). ``targets``
     (trial number -> oriented target) replaces the oriented objective values, e.g. by
-    penalised ones. ``failed`` rows (see :mod:`optuna_gpbandit._failures`) follow the observed
+    penalised ones. ``failed`` rows (see :mod:`optuna_gpbandit.failures`) follow the observed
     trials with imputed labels (none while nothing is observed). ``scale_floor`` bounds the
     standardising scale from below (after a change point: the spread of the whole study, so a
     young segment's few values do not set the model's amplitude). With output warping

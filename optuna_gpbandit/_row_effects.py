@@ -1,9 +1,9 @@
 """What failed rows do once the GP is fitted: the failed trials' extra noise and failing
 region (the censoring width bonus of pending points is :meth:`Censoring.width_bonus
-<optuna_gpbandit._pending.Censoring.width_bonus>`).
+<optuna_gpbandit.pending.Censoring.width_bonus>`).
 
-The rows themselves are built before the model (:mod:`optuna_gpbandit._pending`,
-:mod:`optuna_gpbandit._failures`, :mod:`optuna_gpbandit._observations`); these functions read
+The rows themselves are built before the model (:mod:`optuna_gpbandit.pending`,
+:mod:`optuna_gpbandit.failures`, :mod:`optuna_gpbandit._observations`); these functions read
 them back together with the fitted hyperparameters or posterior.
 """
 

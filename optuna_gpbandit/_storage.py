@@ -14,10 +14,10 @@ name                   on     kind   written by                          read by
                                      (each suggestion)                   pending and failed trials)
 ``gpbandit:stamp``     trial  float  ``_history.write_sampled_params``   ``_history``,
                                      (time the point was stored)         ``samplers._concurrency``
-``gpbandit:state``     trial  JSON   ``samplers._base`` (the step's      ``_model.latest_state``
+``gpbandit:state``     trial  JSON   ``samplers._base`` (the step's      ``_fitted_gp.latest_state``
                                      record)                             (warm start),
-                                                                         ``_restarts``, ``report``
-``gpbandit:finish``    trial  JSON   ``_pending.record_finish``          ``_pending.trial_delay``
+                                                                         ``restarts``, ``report``
+``gpbandit:finish``    trial  JSON   ``pending.record_finish``           ``pending.trial_delay``
                                      (``after_trial``)
 ``gpbandit:multipliers`` trial JSON  ``samplers._constraint_step``       users, ``report``
                                      (long-term constraints)             (diagnostics)

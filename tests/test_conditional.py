@@ -357,12 +357,12 @@ def test_the_default_startup_follows_the_largest_branch_not_the_union():
 
 
 def test_each_branch_level_is_its_targets_mean_shrunk_by_one_pseudo_observation():
-    """``_model.branch_levels``: the prior mean of a conditional space is, per branch, the sum
+    """``_fitted_gp.branch_levels``: the prior mean of a conditional space is, per branch, the sum
     of the branch's fitted targets over their count plus ``BRANCH_PSEUDO_COUNT`` (1); failed
     (imputed) rows do not count, and ``branch_levels=False`` or a plain space give none."""
     from optuna_gpbandit import GPModel
     from optuna_gpbandit._conditional import study_encoded_space, study_search_space
-    from optuna_gpbandit._model import BRANCH_PSEUDO_COUNT, branch_levels
+    from optuna_gpbandit._fitted_gp import BRANCH_PSEUDO_COUNT, branch_levels
     from optuna_gpbandit._observations import Observations
 
     def objective(trial):

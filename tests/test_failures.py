@@ -20,7 +20,7 @@ from optuna_gpbandit import (
     IGPUCBSampler,
 )
 from benchmarks.problems import Diverged, lrwd_objective
-from optuna_gpbandit import _failures, _row_effects
+from optuna_gpbandit import _row_effects, failures as failures_module
 from optuna_gpbandit._history import collect_history
 from optuna_gpbandit._observations import build_observations
 from optuna_gpbandit._space import EncodedSpace
@@ -81,7 +81,7 @@ def test_a_pruned_trial_counts_by_its_last_intermediate_value():
                                               state=TrialState.FAIL))
     current = study.ask(space)
     history = collect_history(study, space, study._storage.get_trial(current._trial_id))
-    rows = _failures.failed_rows(history, study.direction)
+    rows = failures_module.failed_rows(history, study.direction)
     assert [r.kind for r in rows] == ["pruned", "pruned_empty", "pruned", "fail"]
     obs = build_observations(history.completed, EncodedSpace(space), study.direction,
                              GPModel(standardize=False, output_warping=False), failed=rows)

@@ -10,7 +10,7 @@ import optuna
 import pytest
 
 from optuna_gpbandit import GPModel, GPTSSampler, GPUCBSampler, IGPUCBSampler
-from optuna_gpbandit._model import parse_state
+from optuna_gpbandit._fitted_gp import parse_state
 from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit._storage import STATE, read_trial_json
 from optuna_gpbandit.gp.fit import fit_hyperparameters

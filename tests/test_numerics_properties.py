@@ -16,10 +16,10 @@ from optuna.distributions import CategoricalDistribution, FloatDistribution, Int
 from optuna.study import StudyDirection
 from optuna.trial import create_trial
 
-from optuna_gpbandit._pending import Design, DesignRow
+from optuna_gpbandit.pending import Design, DesignRow
 from optuna_gpbandit._maximize import maximize_acquisition
-from optuna_gpbandit._gp_model import GPModel
-from optuna_gpbandit._model import fit_model
+from optuna_gpbandit.model import GPModel
+from optuna_gpbandit._fitted_gp import fit_model
 from optuna_gpbandit._observations import build_observations
 from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit.acquisition.thompson import thompson_choice

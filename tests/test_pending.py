@@ -13,7 +13,7 @@ from optuna.trial import FrozenTrial, TrialState
 from optuna_gpbandit import (AcquisitionSearch, Censoring, GPModel, GPTSSampler, GPUCBSampler,
                              Hallucinate, IGPUCBSampler, IgnorePending)
 from optuna_gpbandit import _history
-from optuna_gpbandit._pending import PENDING_SPREAD, build_design, trial_delay
+from optuna_gpbandit.pending import PENDING_SPREAD, build_design, trial_delay
 from optuna_gpbandit._history import collect_history
 from optuna_gpbandit._observations import build_observations
 from optuna_gpbandit._space import EncodedSpace
@@ -247,7 +247,7 @@ def test_one_pending_point_closed_form():
 
 
 def test_hallucination_keeps_the_completed_mean_and_the_censored_variance():
-    from optuna_gpbandit._model import _posterior
+    from optuna_gpbandit._fitted_gp import _posterior
 
     _, _, space, obs, params, post_c = _obs_and_posteriors(hallucinate=True)
     assert obs.hallucinate

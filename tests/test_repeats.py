@@ -138,7 +138,7 @@ class _Peak:
 def test_min_distance_is_the_radius_refused_around_an_exhausted_point(min_distance):
     from optuna.distributions import FloatDistribution
 
-    from optuna_gpbandit._maximize import AcquisitionSearch
+    from optuna_gpbandit.search import AcquisitionSearch
     from optuna_gpbandit._repeats import exhausted_points
     from optuna_gpbandit._space import EncodedSpace
 
@@ -154,7 +154,7 @@ def test_min_distance_is_the_radius_refused_around_an_exhausted_point(min_distan
 
 @pytest.mark.parametrize("bad", [0.0, -1e-3, 0.6, float("nan"), True])
 def test_min_distance_out_of_range_is_an_error_naming_it(bad):
-    from optuna_gpbandit._maximize import AcquisitionSearch
+    from optuna_gpbandit.search import AcquisitionSearch
 
     with pytest.raises(ValueError, match="min_distance"):
         AcquisitionSearch(min_distance=bad)
@@ -162,7 +162,7 @@ def test_min_distance_out_of_range_is_an_error_naming_it(bad):
 
 @pytest.mark.parametrize("bad", [0.0, -1e-5, 2e-3, float("nan"), True])
 def test_polish_distance_out_of_range_is_an_error_naming_it(bad):
-    from optuna_gpbandit._maximize import AcquisitionSearch
+    from optuna_gpbandit.search import AcquisitionSearch
 
     with pytest.raises(ValueError, match="polish_distance"):
         AcquisitionSearch(polish_distance=bad)  # above min_distance (1e-3) included
@@ -188,7 +188,7 @@ def test_polishing_stops_after_patience_failed_tries_and_says_so(caplog):
     import optuna
 
     import optuna_gpbandit as g
-    from optuna_gpbandit._maximize import AcquisitionSearch
+    from optuna_gpbandit.search import AcquisitionSearch
     from optuna_gpbandit._repeats import POLISH_PATIENCE
 
     # Trials enqueued next to the best point, each worse: polishing does not pay.

@@ -25,9 +25,9 @@ import numpy as np
 from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
-from optuna_gpbandit._gp_model import GPModel
+from optuna_gpbandit.model import GPModel
 from optuna_gpbandit._maximize import Acquisition
-from optuna_gpbandit._model import fit_model
+from optuna_gpbandit._fitted_gp import fit_model
 from optuna_gpbandit._observations import build_observations
 from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit.constraints.data import MISSING_POLICIES, SkippedTrial, constraint_matrix

@@ -21,7 +21,7 @@ import optuna
 from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
-from optuna_gpbandit._model import latest_state
+from optuna_gpbandit._fitted_gp import latest_state
 from optuna_gpbandit._storage import STATE, read_trial_json
 from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit.gp.posterior import GPParams, GPPosterior
@@ -81,7 +81,7 @@ def sampler_record(trial: FrozenTrial) -> dict | None:
 def pending_counts(study: Study) -> dict[str, int] | None:
     """How the most recently sampled trial's model saw the study's trials, or ``None``.
 
-    Keys (see :meth:`optuna_gpbandit._pending.Design.counts`): ``observed`` (completed
+    Keys (see :meth:`optuna_gpbandit.pending.Design.counts`): ``observed`` (completed
     results used), ``late`` (completed results censored: only with ``Censoring.paper()`` or
     ``discard_late=True``), ``pending`` (running or waiting trials in the model), ``stale``
     (running beyond the censoring window), ``dead`` (running trials presumed crashed, left

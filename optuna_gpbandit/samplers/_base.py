@@ -2,10 +2,10 @@
 
 ``_choose`` reads top to bottom, one stage a line: study history (``_history``; the union
 search space and its branches, ``_conditional``) -> history cut (``reset=``: change points,
-``changepoint/``, or restarts, ``_restarts``) -> start-up design (``_startup``) -> failed rows
-(``failures=``, ``_failures``) -> constraints (``_constraint_step``) -> pending rows
-(``pending=``, ``_pending``) -> observations and one GP per objective (``model=``,
-``_observations``, ``_model``, ``samplers/_models``) -> the acquisition's maximiser
+``changepoint/``, or restarts, ``restarts``) -> start-up design (``_startup``) -> failed rows
+(``failures=``, ``failures``) -> constraints (``_constraint_step``) -> pending rows
+(``pending=``, ``pending``) -> observations and one GP per objective (``model=``,
+``_observations``, ``_fitted_gp``, ``samplers/_models``) -> the acquisition's maximiser
 (``search=``; the sampler's ``_select``, or a scalarisation, ``_multi``) -> the step's record
 (``samplers/_record``). Each settings object owns its stage's policy; the arguments are
 checked once (``samplers/_settings``). Stored: ``gpbandit:params`` (the point, seen by other
@@ -31,16 +31,15 @@ from optuna_gpbandit._arguments import check_seed
 from optuna_gpbandit._conditional import (completed_trials, study_encoded_space,
                                           study_search_space, trials_prior_dim)
 from optuna_gpbandit._cut import Cut, HistoryCut
-from optuna_gpbandit._failures import FailedTrials
-from optuna_gpbandit._gp_model import GPModel
+from optuna_gpbandit.failures import FailedTrials
+from optuna_gpbandit.model import GPModel
 from optuna_gpbandit._history import History, collect_history, direction_sign, write_sampled_params
-from optuna_gpbandit._maximize import AcquisitionSearch
-from optuna_gpbandit._pending import Hallucinate, PendingRule
+from optuna_gpbandit.search import AcquisitionSearch, in_force
+from optuna_gpbandit.pending import Hallucinate, PendingRule
 from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit._startup import startup_count, startup_stage
 from optuna_gpbandit._storage import STATE, write_trial_json
 from optuna_gpbandit._threads import single_threaded_blas
-from optuna_gpbandit._trust_region import in_force
 from optuna_gpbandit.changepoint import ChangeDetection
 from optuna_gpbandit.constraints import ConstraintModels
 from optuna_gpbandit.samplers._concurrency import MAX_ROUNDS, taken_meanwhile

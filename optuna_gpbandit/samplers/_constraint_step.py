@@ -11,7 +11,7 @@ from typing import Any, Callable, Sequence
 from optuna.study import Study
 from optuna.trial import FrozenTrial
 
-from optuna_gpbandit._gp_model import GPModel
+from optuna_gpbandit.model import GPModel
 from optuna_gpbandit._history import History
 from optuna_gpbandit._notices import WARNING, log_once
 from optuna_gpbandit._observations import oriented_values

@@ -11,18 +11,19 @@ from optuna.study import Study
 from optuna.trial import FrozenTrial
 
 from optuna_gpbandit import _row_effects
-from optuna_gpbandit._pending import PENDING_SPREAD
-from optuna_gpbandit._failures import FailedRow
+from optuna_gpbandit.pending import PENDING_SPREAD
+from optuna_gpbandit.failures import FailedRow
 from optuna_gpbandit._history import History
-from optuna_gpbandit._maximize import AcquisitionSearch, Exclusion, union_regions
+from optuna_gpbandit._maximize import Exclusion, union_regions
+from optuna_gpbandit.search import AcquisitionSearch
 from optuna_gpbandit._repeats import (POLISH_PATIENCE, exhausted_points, failed_polish,
                                       n_repeats, tied_values)
 from optuna_gpbandit._notices import INFO, log_once
 from optuna_gpbandit.constraints.feasible import ConstraintModels, OptimisticViolation, Penalised
-from optuna_gpbandit._model import FittedModel
+from optuna_gpbandit._fitted_gp import FittedModel
 from optuna_gpbandit._observations import Observations
 from optuna_gpbandit._space import EncodedSpace
-from optuna_gpbandit._trust_region import Box
+from optuna_gpbandit._maximize import Box
 from optuna_gpbandit.acquisition.beta import EARLY_END, early_factor
 from optuna_gpbandit.samplers._record import PointRecord
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from optuna_gpbandit._pending import Censoring
+from optuna_gpbandit.pending import Censoring
 from optuna_gpbandit.acquisition.beta import gp_ts_scale, igp_ucb_beta, resolve_gamma, sdf_beta
 from optuna_gpbandit.acquisition.width import InfoGainWidth
 from optuna_gpbandit.samplers._base import GPBanditSampler, SelectionContext

@@ -12,14 +12,15 @@ from optuna.trial import FrozenTrial
 
 from optuna_gpbandit import _randomness
 from optuna_gpbandit._cut import Cut
-from optuna_gpbandit._failures import FailedRow
+from optuna_gpbandit.failures import FailedRow
 from optuna_gpbandit._history import History
-from optuna_gpbandit._model import FittedModel, capped_fit, latest_state
+from optuna_gpbandit._fitted_gp import FittedModel, capped_fit, latest_state
 from optuna_gpbandit._notices import INFO, log_once
 from optuna_gpbandit._observations import Observations, build_observations, study_spread
-from optuna_gpbandit._pending import Design
+from optuna_gpbandit.pending import Design
 from optuna_gpbandit._space import EncodedSpace
-from optuna_gpbandit._trust_region import Box, TrustRegion, in_force
+from optuna_gpbandit._maximize import Box
+from optuna_gpbandit.search import TrustRegion, in_force
 from optuna_gpbandit.samplers._constraint_step import ConstraintStep
 from optuna_gpbandit.samplers._context import (SelectionContext, deterministic, exclusion,
                                                polishing_search,

@@ -21,7 +21,7 @@ from optuna.trial import FrozenTrial
 
 from optuna_gpbandit import _randomness
 from optuna_gpbandit._history import History, direction_sign
-from optuna_gpbandit._model import latest_state
+from optuna_gpbandit._fitted_gp import latest_state
 from optuna_gpbandit._notices import INFO, log_once
 from optuna_gpbandit.acquisition.scalarize import Scalarized, draw_weights
 from optuna_gpbandit.samplers._context import SelectionContext

@@ -12,10 +12,10 @@ from optuna.trial import FrozenTrial
 
 from optuna_gpbandit._arguments import check_bool, check_int
 from optuna_gpbandit._cut import HistoryCut
-from optuna_gpbandit._failures import FailedTrials
-from optuna_gpbandit._gp_model import GPModel
-from optuna_gpbandit._maximize import AcquisitionSearch
-from optuna_gpbandit._pending import PendingRule
+from optuna_gpbandit.failures import FailedTrials
+from optuna_gpbandit.model import GPModel
+from optuna_gpbandit.search import AcquisitionSearch
+from optuna_gpbandit.pending import PendingRule
 from optuna_gpbandit.acquisition.scalarize import check_scalarization
 from optuna_gpbandit.constraints import FeasibleConstraints, LongTermConstraints
 from optuna_gpbandit.samplers._constraint_step import resolve_constraints

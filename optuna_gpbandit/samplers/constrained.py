@@ -7,10 +7,10 @@ from optuna.samplers import BaseSampler
 
 from optuna_gpbandit._arguments import forward
 from optuna_gpbandit._cut import HistoryCut
-from optuna_gpbandit._failures import FailedTrials
-from optuna_gpbandit._gp_model import GPModel
-from optuna_gpbandit._maximize import AcquisitionSearch
-from optuna_gpbandit._pending import Hallucinate, PendingRule
+from optuna_gpbandit.failures import FailedTrials
+from optuna_gpbandit.model import GPModel
+from optuna_gpbandit.search import AcquisitionSearch
+from optuna_gpbandit.pending import Hallucinate, PendingRule
 from optuna_gpbandit.acquisition.width import InfoGainWidth
 from optuna_gpbandit.constraints import FeasibleConstraints, LongTermConstraints
 from optuna_gpbandit.samplers._docs import document

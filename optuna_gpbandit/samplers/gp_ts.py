@@ -9,10 +9,11 @@ from optuna.samplers import BaseSampler
 
 from optuna_gpbandit._arguments import forward
 from optuna_gpbandit._cut import HistoryCut
-from optuna_gpbandit._failures import FailedTrials
-from optuna_gpbandit._gp_model import GPModel
-from optuna_gpbandit._maximize import AcquisitionSearch, allowed
-from optuna_gpbandit._pending import Hallucinate, PendingRule
+from optuna_gpbandit.failures import FailedTrials
+from optuna_gpbandit.model import GPModel
+from optuna_gpbandit._maximize import allowed
+from optuna_gpbandit.search import AcquisitionSearch
+from optuna_gpbandit.pending import Hallucinate, PendingRule
 from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit.acquisition.pathwise import DEFAULT_FEATURES, SamplePath
 from optuna_gpbandit.acquisition.thompson import thompson_choice

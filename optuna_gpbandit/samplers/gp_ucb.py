@@ -9,10 +9,10 @@ from optuna.samplers import BaseSampler
 
 from optuna_gpbandit._arguments import forward
 from optuna_gpbandit._cut import HistoryCut
-from optuna_gpbandit._failures import FailedTrials
-from optuna_gpbandit._gp_model import GPModel
-from optuna_gpbandit._maximize import AcquisitionSearch
-from optuna_gpbandit._pending import Censoring, Hallucinate, PendingRule
+from optuna_gpbandit.failures import FailedTrials
+from optuna_gpbandit.model import GPModel
+from optuna_gpbandit.search import AcquisitionSearch
+from optuna_gpbandit.pending import Censoring, Hallucinate, PendingRule
 from optuna_gpbandit.acquisition.ucb import UCB
 from optuna_gpbandit.acquisition.width import BetaSchedule, Theorem1
 from optuna_gpbandit.gp.information import gamma_upper_bound

@@ -7,10 +7,10 @@ from typing import Any
 from optuna.samplers import BaseSampler
 
 from optuna_gpbandit._arguments import forward
-from optuna_gpbandit._failures import FailedTrials
-from optuna_gpbandit._gp_model import GPModel
-from optuna_gpbandit._maximize import AcquisitionSearch
-from optuna_gpbandit._pending import Hallucinate, PendingRule
+from optuna_gpbandit.failures import FailedTrials
+from optuna_gpbandit.model import GPModel
+from optuna_gpbandit.search import AcquisitionSearch
+from optuna_gpbandit.pending import Hallucinate, PendingRule
 from optuna_gpbandit.acquisition.beta import avanesov_beta
 from optuna_gpbandit.acquisition.width import Theorem1
 from optuna_gpbandit.changepoint import (

@@ -75,7 +75,7 @@ class Restarts:
     domain is still unexplored (mean posterior sd over quasi-random points at least
     ``unexplored_sd`` of the prior's), the model forgets the trials so far and starts again
     with a fresh start-up design (each restart logged; the study's best trial is kept;
-    :mod:`optuna_gpbandit._restarts`). A run captured by a local optimum in 5 or more
+    :mod:`optuna_gpbandit.restarts`). A run captured by a local optimum in 5 or more
     dimensions gets another chance (Hartmann-6, 40 seeds x 100 trials, runs stuck: GP-UCB 11
     -> 8, IGP-UCB 14 -> 13, GP-TS 12 -> 10) at the price of a start-up design and a climb per
     restart (cumulative regret there +16 % to +60 %); where the data cover the domain

@@ -24,7 +24,7 @@ from optuna.trial import FrozenTrial
 
 from optuna_gpbandit import _randomness
 from optuna_gpbandit._conditional import ConditionalSpace
-from optuna_gpbandit._gp_model import GPModel
+from optuna_gpbandit.model import GPModel
 from optuna_gpbandit._observations import Observations, limit_rows
 from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit._storage import STATE, read_trial_json

@@ -1,8 +1,8 @@
 """The model's settings (``model=GPModel(...)``): one object, read where the model is built.
 
 The observation stage (:func:`optuna_gpbandit._observations.build_observations`: standardised
-and warped targets) and the model stage (:func:`optuna_gpbandit._model.fit_model`,
-:func:`~optuna_gpbandit._model.capped_fit`: kernel, hyperparameters, refit schedule, posterior
+and warped targets) and the model stage (:func:`optuna_gpbandit._fitted_gp.fit_model`,
+:func:`~optuna_gpbandit._fitted_gp.capped_fit`: kernel, hyperparameters, refit schedule, posterior
 cap) take this object whole, so a new model option is a field here and the code that uses it.
 What depends on the study rather than on the user (output warping with several objectives or
 with change detection, the deterministic noise floor, the constraint models' GP) is decided
@@ -73,7 +73,7 @@ class GPModel:
         ``True`` (default): in a conditional (define-by-run) space the GP's prior mean is one
         level per branch, the branch's mean target shrunk towards the overall mean, so the
         unexplored parts of a branch whose values are all poor are expected at its level, not
-        at the average of all trials (:func:`optuna_gpbandit._model.branch_levels`). ``False``:
+        at the average of all trials (:func:`optuna_gpbandit._fitted_gp.branch_levels`). ``False``:
         one prior mean 0 (standardised) everywhere. No effect in a plain space.
     refit_growth, max_fit_points
         Refit the hyperparameters when the number of observations grew by this fraction since

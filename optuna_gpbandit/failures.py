@@ -79,7 +79,7 @@ class FailedTrials:
     impute
         ``True`` (default): they enter the posterior as bad results, the worst observed value,
         or a pruned trial's last intermediate value (as TPE uses it), so the sampler learns
-        where trials fail (:mod:`optuna_gpbandit._failures`). ``False``: they are left out of
+        where trials fail (:mod:`optuna_gpbandit.failures`). ``False``: they are left out of
         the model (Optuna's GPSampler does this; logged once with their count).
     extreme_gap
         Completed trials whose values lie far below the rest count as failed too [design
