@@ -17,6 +17,7 @@ from optuna_gpbandit.model import GPModel
 from optuna_gpbandit.search import AcquisitionSearch
 from optuna_gpbandit._notices import configure_logging
 from optuna_gpbandit.pending import Censoring, Hallucinate, IgnorePending, PendingRule
+from optuna_gpbandit.reset import NoReset
 from optuna_gpbandit.restarts import Restarts
 from optuna_gpbandit.search import TrustRegion
 from optuna_gpbandit.acquisition.width import (BetaSchedule, CandidateDraw, InfoGainWidth,
@@ -58,6 +59,7 @@ __all__ = [
     "Hallucinate",
     "IgnorePending",
     "InfoGainWidth",
+    "NoReset",
     "PathDraw",
     "PendingRule",
     "Restarts",

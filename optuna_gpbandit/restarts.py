@@ -36,11 +36,11 @@ from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
 from optuna_gpbandit._arguments import check_int, check_number
-from optuna_gpbandit._cut import Cut, SegmentRecord
 from optuna_gpbandit._history import History, direction_sign
 from optuna_gpbandit._notices import INFO, log_once
 from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit._storage import STATE, read_trial_json
+from optuna_gpbandit.reset import Reset, ResetRecord, ResetView
 from optuna_gpbandit.gp.posterior import GPPosterior
 
 RESTART_PATIENCE = 10  # consecutive settled trials [design choice]
@@ -66,7 +66,7 @@ def _certain(rec: dict | None, certain_sd: float) -> bool:
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class Restarts:
+class Restarts(Reset):
     """Restarts of the model once it has settled: ``reset=Restarts()``.
 
     Once the model has been certain of its choices for ``patience`` consecutive trials
@@ -112,41 +112,31 @@ class Restarts:
         return True
 
     @property
-    def objective_units(self) -> bool:
+    def multi_objective(self) -> bool:
         return False
 
-    def fresh(self) -> Restarts:
-        """Itself: restarts hold no cache."""
-        return self
-
-    def before_trial(self, study: Study, trial: FrozenTrial) -> None:
-        """Nothing to store when a trial starts."""
-
-    def cut(self, study: Study, trial: FrozenTrial, space: EncodedSpace, history: History,
-            seed: int, sampler_name: str) -> Cut:
+    def view(self, study: Study, trial: FrozenTrial, space: EncodedSpace, history: History,
+             seed: int, sampler_name: str) -> ResetView:
         """The history since the study's last restart (logged once per restart)."""
         replayed = replay(history.all_trials, study.direction, self)
         if not replayed.starts:
-            return Cut(history, 0, streak=replayed.streak)
+            return ResetView(history, 0, streak=replayed.streak)
         start = replayed.start
         log_once(study, f"restart-{start}", INFO,
                  "%s: restart %d at trial %d: the model was certain of its last %d choices, "
                  "none improved the best value and much of the domain is unexplored; it now "
                  "sees trials %d on (a fresh start-up design first). The study's best trial is "
                  "kept.", sampler_name, len(replayed.starts), start, self.patience, start)
-        return Cut(history.since(start), start, streak=replayed.streak,
-                   record=SegmentRecord(restart_start=start, restarts=len(replayed.starts)))
+        return ResetView(history.since(start), start, streak=replayed.streak,
+                         record=ResetRecord(restart_start=start, restarts=len(replayed.starts)))
 
-    def annotate(self, cut: Cut, history: History, posterior: GPPosterior,
+    def annotate(self, view: ResetView, history: History, posterior: GPPosterior,
                  space: EncodedSpace, seed: int) -> dict[str, Any]:
         """While this trial may complete a settled streak: how much of the domain the model
         has not seen (``unexplored``)."""
-        if cut.streak + len(history.pending) >= self.patience - 1:
+        if view.streak + len(history.pending) >= self.patience - 1:
             return {UNEXPLORED_KEY: unexplored(posterior, space, seed)}
         return {}
-
-    def after_record(self, study: Study, trial: FrozenTrial, record: Any) -> None:
-        """Nothing to store once the point is taken."""
 
 
 @dataclasses.dataclass(frozen=True)

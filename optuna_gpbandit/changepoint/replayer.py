@@ -6,7 +6,7 @@ import math
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any, Hashable, Sequence
+from typing import Any, Hashable, Sequence, cast
 
 import numpy as np
 
@@ -164,9 +164,9 @@ def new_state(settings: CPDSettings | ResidualTest | None = None,
               domain: Domain | None = None) -> ReplayState | ResidualState:
     """A fresh replay state of the detector ``settings`` name: :class:`ResidualTest` (the
     residual CUSUM) or :class:`CPDSettings` (Avanesov's test; also for ``None``)."""
-    if isinstance(settings, ResidualTest):
-        return ResidualState(settings, domain)
-    return ReplayState(settings, domain)
+    if settings is not None and settings.tests_predictions:
+        return ResidualState(cast(ResidualTest, settings), domain)
+    return ReplayState(cast(CPDSettings | None, settings), domain)
 
 
 def _sorted_records(records: Sequence[TrialRecord]) -> list[TrialRecord]:

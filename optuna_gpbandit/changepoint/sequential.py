@@ -166,6 +166,17 @@ class ResidualTest:
     def never_fires(self) -> bool:
         return False
 
+    @property
+    def default_xi(self) -> float:
+        """The exploration multiplier of :class:`ChangeDetection` with this detector: 0, one
+        uniform trial after each reset (the residual test needs no exploration trials)."""
+        return 0.0
+
+    @property
+    def tests_predictions(self) -> bool:
+        """The detector tests the predictions stored when the trials were asked."""
+        return True
+
 
 @dataclass(frozen=True)
 class Prediction:

@@ -10,6 +10,7 @@ from typing import Callable
 import numpy as np
 
 from optuna_gpbandit.changepoint._checks import _check_int, _check_positive
+from optuna_gpbandit.changepoint.schedule import SQRT3
 from optuna_gpbandit.gp.kernels import check_kernel_name
 from optuna_gpbandit.gp.posterior import GPParams
 
@@ -168,6 +169,17 @@ class CPDSettings:
             and not callable(self.threshold)
             and math.isinf(float(self.threshold))
         )
+
+    @property
+    def default_xi(self) -> float:
+        """The exploration multiplier of :class:`ChangeDetection` with this detector: the
+        paper's ``sqrt(3)``."""
+        return SQRT3
+
+    @property
+    def tests_predictions(self) -> bool:
+        """The detector tests its exploration trials, not stored predictions."""
+        return False
 
     def gp_params(self, d: int) -> GPParams:
         """Kernel hyperparameters for ``d`` encoded dimensions (noise_var unused)."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 import threading
+import weakref
+from dataclasses import dataclass, field
 from typing import Any, Hashable, Sequence
 
 from optuna.logging import get_logger
@@ -13,7 +15,6 @@ from optuna.trial import TrialState
 
 from optuna_gpbandit import _randomness
 from optuna_gpbandit._conditional import study_encoded_space, study_search_space
-from optuna_gpbandit._cut import Cut, SegmentRecord
 from optuna_gpbandit.changepoint._checks import _check_int
 from optuna_gpbandit.changepoint.best import best_since
 from optuna_gpbandit.changepoint.replayer import Replayer, TrialRecord
@@ -22,9 +23,10 @@ from optuna_gpbandit.changepoint.schedule import SQRT3, is_uniform_turn
 from optuna_gpbandit.changepoint.sequential import Prediction, ResidualTest
 from optuna_gpbandit.changepoint.settings import CPDSettings
 from optuna_gpbandit.changepoint.statistic import Domain
-from optuna_gpbandit._threads import PicklableLock, single_threaded_blas
+from optuna_gpbandit._threads import single_threaded_blas
 from optuna_gpbandit._storage import CHANGE_POINTS, PREDICTION, ROLE
 from optuna_gpbandit._history import direction_sign
+from optuna_gpbandit.reset import Reset, ResetRecord, ResetView
 
 # Public names of the storage attributes of change detection (see optuna_gpbandit._storage).
 ROLE_KEY = ROLE
@@ -34,7 +36,23 @@ PREDICTION_KEY = PREDICTION
 _logger = get_logger(__name__)
 
 
-class ChangeDetection(PicklableLock):
+@dataclass
+class _Caches:
+    """A detector's caches for one study: its replayers (one per search space) and the change
+    points it has logged. They save time and repeated log lines, and never change a result."""
+
+    replayers: dict[tuple[str, ...], Replayer] = field(default_factory=dict)
+    known: dict[Hashable, tuple[int, ...]] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+_CACHES: weakref.WeakKeyDictionary[Any, dict[ChangeDetection, _Caches]] = (
+    weakref.WeakKeyDictionary())
+_LOCK = threading.Lock()
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChangeDetection(Reset):
     """Change detection for objectives that change over the trials: ``reset=ChangeDetection()``
     for any sampler (:class:`~optuna_gpbandit.GPUCBCPDSampler` sets it by default). A detected
     change resets the history the model sees. Single-objective studies only.
@@ -87,33 +105,27 @@ class ChangeDetection(PicklableLock):
         ``max(1024, 256 d)`` scrambled-Sobol points with a fixed seed).
     """
 
-    def __init__(
-        self,
-        *,
-        settings: ResidualTest | CPDSettings | None = None,
-        xi: float | None = None,
-        count_running: bool = True,
-        window: int | None = None,
-        n_integration_points: int | None = None,
-    ) -> None:
-        if settings is not None and not isinstance(settings, (ResidualTest, CPDSettings)):
+    settings: ResidualTest | CPDSettings = ResidualTest()
+    xi: float | None = None
+    count_running: bool = True
+    window: int | None = None
+    n_integration_points: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.settings is None:  # the spelling of the default before it was written out
+            object.__setattr__(self, "settings", ResidualTest())
+        if not isinstance(self.settings, (ResidualTest, CPDSettings)):
             raise ValueError(
-                f"settings must be a ResidualTest, a CPDSettings or None, got {settings!r}."
+                f"settings must be a ResidualTest, a CPDSettings or None, got {self.settings!r}."
             )
-        settings = ResidualTest() if settings is None else settings
-        if xi is None:
-            xi = 0.0 if isinstance(settings, ResidualTest) else SQRT3
+        xi = self.settings.default_xi if self.xi is None else self.xi
         is_uniform_turn(0, 0, xi)  # validates xi
-        if n_integration_points is not None:
-            _check_int("n_integration_points", n_integration_points, 1)
-        self.window = None if window is None else _check_int("window", window, 2)
-        self.xi = float(xi)
-        self.settings = settings
-        self.count_running = bool(count_running)
-        self.n_integration_points = n_integration_points
-        self._replayers: dict[tuple[str, ...], Replayer] = {}
-        self._known: dict[Hashable, tuple[int, ...]] = {}
-        self._lock = threading.Lock()
+        if self.n_integration_points is not None:
+            _check_int("n_integration_points", self.n_integration_points, 1)
+        if self.window is not None:
+            object.__setattr__(self, "window", _check_int("window", self.window, 2))
+        object.__setattr__(self, "xi", float(xi))
+        object.__setattr__(self, "count_running", bool(self.count_running))
 
     @classmethod
     def avanesov(cls, settings: CPDSettings | None = None, *, xi: float = SQRT3,
@@ -129,7 +141,7 @@ class ChangeDetection(PicklableLock):
     @property
     def residual(self) -> bool:
         """Whether the detector is the residual test (else Avanesov's)."""
-        return isinstance(self.settings, ResidualTest)
+        return self.settings.tests_predictions
 
     def store_prediction(self, study: Any, trial: Any, mean: float, sd: float, start: int,
                          n_history: int, spread: float) -> None:
@@ -139,23 +151,15 @@ class ChangeDetection(PicklableLock):
                 trial._trial_id, PREDICTION_KEY,
                 [float(mean), float(sd), int(start), int(n_history), float(spread)])
 
-    # ---------------------------------------------------------------- the history cut
-    @property
-    def fresh_startup(self) -> bool:
-        """After a change the model keeps its hyperparameters (a warm start): no new design."""
-        return False
-
+    # ---------------------------------------------------------------- the reset
     @property
     def objective_units(self) -> bool:
         """The residual test compares predictions and values in objective units."""
         return True
 
-    def fresh(self) -> ChangeDetection:
-        """A new instance with these settings and empty caches (each sampler keeps its own
-        replay caches and its record of the change points it has logged)."""
-        return ChangeDetection(settings=self.settings, xi=self.xi,
-                               count_running=self.count_running, window=self.window,
-                               n_integration_points=self.n_integration_points)
+    @property
+    def multi_objective(self) -> bool:
+        return False
 
     def before_trial(self, study: Any, trial: Any) -> None:
         """Store the trial's role (``gpbandit:role``): uniform exploration or model trial, by
@@ -175,27 +179,23 @@ class ChangeDetection(PicklableLock):
             seg = Segment(0, (), (), ())
         return "uniform" if self.is_exploration_turn(seg, trials, trial.number) else "model"
 
-    def cut(self, study: Any, trial: Any, space: Any, history: Any, seed: int,
-            sampler_name: str) -> Cut:
+    def view(self, study: Any, trial: Any, space: Any, history: Any, seed: int,
+             sampler_name: str) -> ResetView:
         """The history after the last change point (and within the ``window``), or, for a
         uniform exploration trial, a uniformly drawn point."""
         role = study._storage.get_trial_system_attrs(trial._trial_id).get(ROLE_KEY)
         if role == "uniform":
             rng = _randomness.trial_rng(seed, trial.number, _randomness.SAMPLE)
-            return Cut(history, 0, uniform=space.from_uniform(rng.random((1, space.d)))[0])
+            return ResetView(history, 0,
+                             uniform=space.from_uniform(rng.random((1, space.d)))[0])
         seg = self.segment(study, space, history.all_trials)
         start, window_start = seg.start, None
         if self.window is not None:  # drift: only the latest ``window`` trials
             start = window_start = max(start, trial.number - self.window)
-        return Cut(history.since(start), start,
-                   record=SegmentRecord(segment_start=seg.start,
-                                        change_points=tuple(seg.change_points),
-                                        window_start=window_start))
-
-    def annotate(self, cut: Cut, history: Any, posterior: Any, space: Any,
-                 seed: int) -> dict[str, Any]:
-        """Nothing to add to the record."""
-        return {}
+        return ResetView(history.since(start), start,
+                         record=ResetRecord(segment_start=seg.start,
+                                            change_points=tuple(seg.change_points),
+                                            window_start=window_start))
 
     def after_record(self, study: Any, trial: Any, record: Any) -> None:
         """Store the model's prediction of the trial's value for the residual test (not for a
@@ -203,30 +203,37 @@ class ChangeDetection(PicklableLock):
         if not record.penalised:
             point = record.point
             self.store_prediction(study, trial, point.mu, point.pred_sd,
-                                  record.segment.segment_start or 0, point.n_observed,
+                                  record.reset.segment_start or 0, point.n_observed,
                                   point.y_scale)
 
-    def current_segment(self, study: Any) -> tuple[Segment | None, list[Any]]:
-        """The study's current segment (``None`` before any trial has parameters) and its
-        trials."""
+    def current_segment(self, study: Any) -> tuple[int, tuple[int, ...], list[Any]]:
+        """The first trial of the study's current segment, the change points and the trials
+        (``0`` and none before any trial has parameters)."""
         trials = study._get_trials(deepcopy=False, use_cache=False)
         search_space = study_search_space(study) if trials else {}
         if not search_space:
-            return None, trials
+            return 0, (), trials
         with single_threaded_blas():
-            return self.segment(study, study_encoded_space(study, search_space), trials), trials
+            seg = self.segment(study, study_encoded_space(study, search_space), trials)
+        return seg.start, tuple(seg.change_points), trials
 
-    def __repr__(self) -> str:
-        window = "" if self.window is None else f", window={self.window}"
-        return f"ChangeDetection(settings={self.settings!r}, xi={self.xi:.4g}{window})"
+    def _caches(self, study: Any) -> _Caches:
+        """What this detector caches for ``study`` (kept beside the study, not on these
+        settings: one settings object may serve many samplers and studies)."""
+        with _LOCK:
+            per_study = _CACHES.setdefault(study, {})
+            if self not in per_study:
+                per_study[self] = _Caches()
+            return per_study[self]
 
-    def _replayer(self, space: Any) -> Replayer:
+    def _replayer(self, study: Any, space: Any) -> Replayer:
         key = tuple(space.names)
-        with self._lock:
-            if key not in self._replayers:
+        caches = self._caches(study)
+        with caches.lock:
+            if key not in caches.replayers:
                 domain = Domain.from_space(space, self.n_integration_points)
-                self._replayers[key] = Replayer(self.settings, domain)
-            return self._replayers[key]
+                caches.replayers[key] = Replayer(self.settings, domain)
+            return caches.replayers[key]
 
     def segment(self, study: Any, space: Any, trials: Sequence[Any]) -> Segment:
         """Replay the study's role-tagged COMPLETE trials (those holding every parameter of
@@ -242,10 +249,11 @@ class ChangeDetection(PicklableLock):
             for t, x in zip(done, X)
         ]
         key = (study._study_id, tuple(space.names))
-        seg = self._replayer(space).replay(records, key=key)
-        with self._lock:
-            new = seg.change_points != self._known.get(key)
-            self._known[key] = seg.change_points
+        seg = self._replayer(study, space).replay(records, key=key)
+        caches = self._caches(study)
+        with caches.lock:
+            new = seg.change_points != caches.known.get(key)
+            caches.known[key] = seg.change_points
         if new and seg.change_points:
             _logger.info(
                 "Change detected at trial %d (change points so far: %s); the model now sees "
@@ -264,6 +272,7 @@ class ChangeDetection(PicklableLock):
                 if t.state == TrialState.RUNNING and t.number != current and t.number >= seg.start:
                     n_history += 1
                     n_uniform += t.system_attrs.get(ROLE_KEY) == "uniform"
+        assert self.xi is not None  # resolved in __post_init__
         return is_uniform_turn(n_uniform, n_history, self.xi)
 
     def current_best_trial(self, study: Any, space: Any, trials: Sequence[Any]) -> Any | None:

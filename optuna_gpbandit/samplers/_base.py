@@ -30,17 +30,16 @@ from optuna_gpbandit import _randomness
 from optuna_gpbandit._arguments import check_seed
 from optuna_gpbandit._conditional import (completed_trials, study_encoded_space,
                                           study_search_space, trials_prior_dim)
-from optuna_gpbandit._cut import Cut, HistoryCut
 from optuna_gpbandit.failures import FailedTrials
 from optuna_gpbandit.model import GPModel
 from optuna_gpbandit._history import History, collect_history, direction_sign, write_sampled_params
+from optuna_gpbandit.reset import NoReset, Reset
 from optuna_gpbandit.search import AcquisitionSearch, in_force
 from optuna_gpbandit.pending import Hallucinate, PendingRule
 from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit._startup import startup_count, startup_stage
 from optuna_gpbandit._storage import STATE, write_trial_json
 from optuna_gpbandit._threads import single_threaded_blas
-from optuna_gpbandit.changepoint import ChangeDetection
 from optuna_gpbandit.constraints import ConstraintModels
 from optuna_gpbandit.samplers._concurrency import MAX_ROUNDS, taken_meanwhile
 from optuna_gpbandit.samplers._constraint_step import constraint_step
@@ -79,7 +78,7 @@ class GPBanditSampler(BaseSampler, abc.ABC):
         search: AcquisitionSearch = AcquisitionSearch(),
         pending: PendingRule = Hallucinate(),
         failures: FailedTrials = FailedTrials(),
-        reset: HistoryCut | None = None,
+        reset: Reset | None = NoReset(),
         constraints: ConstraintsArg = "auto",
         scalarization: str = "chebyshev",
     ) -> None:
@@ -115,8 +114,7 @@ class GPBanditSampler(BaseSampler, abc.ABC):
 
     def before_trial(self, study: Study, trial: FrozenTrial) -> None:
         self._independent_sampler.before_trial(study, trial)
-        if self._settings.reset is not None:
-            self._settings.reset.before_trial(study, trial)
+        self._settings.reset.before_trial(study, trial)
 
     def sample_relative(
         self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
@@ -144,8 +142,7 @@ class GPBanditSampler(BaseSampler, abc.ABC):
             record.rounds = round_ + 1
             if not pending.sees_pending or not taken_meanwhile(study, space, history, x, stamp):
                 write_trial_json(study, trial, STATE, record.to_json())
-                if self._settings.reset is not None:
-                    self._settings.reset.after_record(study, trial, record)
+                self._settings.reset.after_record(study, trial, record)
                 return params
             _logger.debug("Trial %d: a concurrent trial took the same point; choosing again.",
                           trial.number)
@@ -160,39 +157,37 @@ class GPBanditSampler(BaseSampler, abc.ABC):
         """The encoded next point and its record (``None`` for a start-up point): the stages
         of one suggestion, for one objective or several (then ``k`` models)."""
         s, name = self._settings, type(self).__name__
-        cut = (Cut(history) if s.reset is None
-               else s.reset.cut(study, trial, space, history, self._seed, name))
-        if cut.uniform is not None:  # an exploration trial of the change detector
-            return cut.uniform, None
-        history = cut.history
+        view = s.reset.view(study, trial, space, history, self._seed, name)
+        if view.uniform is not None:  # an exploration trial of the change detector
+            return view.uniform, None
+        history = view.history
         n_startup = startup_count(s.n_startup_trials, space.prior_dim)
         region = in_force(s.search.trust_region, space)
         x = startup_stage(space, history, trial.number, self._seed, n_startup,
-                          s.reset is not None and s.reset.fresh_startup, cut.start,
+                          s.reset.fresh_startup, view.start,
                           centre=region is not None and region.start_at_centre)
         if x is not None:
             return x, None
         history, failed = s.failures.rows(study, trial, history)
         step = constraint_step(
             s.constraints, auto=s.auto_constraints, study=study, trial=trial, space=space,
-            history=history, start=cut.start, model=s.model, seed=self._seed,
+            history=history, start=view.start, model=s.model, seed=self._seed,
             sampler_name=name, n_startup_trials=n_startup)
         if step.startup:
             return self._startup_point(space, trial.number), None
         history = step.history
         design = s.pending.design(study, trial, history)
-        ctxs = fit_contexts(study, trial, space, history, design, failed, step, cut, s,
+        ctxs = fit_contexts(study, trial, space, history, design, failed, step, view, s,
                             self._seed, n_startup)
         if ctxs is None:
             return self._startup_point(space, trial.number), None
         x, record = self._decide(ctxs, history, step.feasibility)
-        record.segment, record.constraints = cut.record, step.record
+        record.reset, record.constraints = view.record, step.record
         record.penalised, record.pending = step.penalised, design.counts()
         if ctxs[0].box is not None:
             record.trust_region = ctxs[0].box.side
-        if s.reset is not None:
-            record.extra = s.reset.annotate(cut, history, ctxs[0].model.posterior, space,
-                                            self._seed)
+        record.extra = s.reset.annotate(view, history, ctxs[0].model.posterior, space,
+                                        self._seed)
         return x, record
 
     def _decide(self, ctxs: list[SelectionContext], history: History,
@@ -249,8 +244,7 @@ class GPBanditSampler(BaseSampler, abc.ABC):
     def change_points(self, study: Study) -> list[int]:
         """Trial numbers at which a change was detected (empty without
         ``reset=ChangeDetection(...)``). The model sees only trials after the last one."""
-        seg = self._segment(study)[0]
-        return [] if seg is None else list(seg.change_points)
+        return list(self._settings.reset.current_segment(study)[1])
 
     def current_best_trial(self, study: Study) -> FrozenTrial | None:
         """The best COMPLETE trial since the last detected change (``None`` if none yet).
@@ -260,8 +254,7 @@ class GPBanditSampler(BaseSampler, abc.ABC):
         trial of the study.
         """
         check_single_objective(study)
-        seg, trials = self._segment(study)
-        start = 0 if seg is None else seg.start
+        start, _, trials = self._settings.reset.current_segment(study)
         done = [t for t in trials if t.state == TrialState.COMPLETE and t.number >= start]
         if not done:
             return None
@@ -272,12 +265,6 @@ class GPBanditSampler(BaseSampler, abc.ABC):
             return sign * t.value, -t.number
 
         return max(done, key=rank)
-
-    def _segment(self, study: Study) -> tuple[Any, list[FrozenTrial]]:
-        reset = self._settings.reset
-        if isinstance(reset, ChangeDetection):
-            return reset.current_segment(study)
-        return None, study._get_trials(deepcopy=False, use_cache=False)
 
     # ---------------------------------------------------------------- pipeline hooks
     def _select(self, ctx: SelectionContext) -> tuple[np.ndarray, dict[str, Any]]:

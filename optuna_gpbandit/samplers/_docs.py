@@ -64,11 +64,11 @@ failures
     (:class:`~optuna_gpbandit.FailedTrials`; default: imputed as bad results, so the sampler
     learns where trials fail).
 reset
-    Which trials the model sees: ``None`` (default: all),
-    :class:`~optuna_gpbandit.ChangeDetection` (objectives that change over the trials; a
-    detected change resets the history) or :class:`~optuna_gpbandit.Restarts` (the model
-    starts again once it has settled with much of the domain unexplored). Single-objective
-    studies.
+    Which trials the model sees: :class:`~optuna_gpbandit.NoReset` (default: all; ``None``
+    means the same), :class:`~optuna_gpbandit.ChangeDetection` (objectives that change over
+    the trials; a detected change resets the history) or :class:`~optuna_gpbandit.Restarts`
+    (the model starts again once it has settled with much of the domain unexplored; these
+    two for single-objective studies).
 constraints
     Black-box constraints ``g_j(x) <= 0`` (a value ``> 0`` is a violation, as in Optuna),
     reported by ``trial.set_constraint(name, value)`` or ``constraints_func``.
@@ -89,7 +89,7 @@ scalarization
     Poczos 2019). ``"chebyshev"`` (default): ``min_i lambda_i (u_i - z_i)``, ``z_i`` the
     lowest observed standardised value; reaches every Pareto-optimal point. ``"linear"``:
     ``sum_i lambda_i u_i``; only the convex hull of the front. Ignored for one objective.
-    Not with a ``reset`` or ``LongTermConstraints`` (an error says so).
+    Not with ``Restarts``, ``ChangeDetection`` or ``LongTermConstraints`` (an error says so).
 """
 
 _SECTIONS = {"common": COMMON, "settings": SETTINGS, "multi_objective": MULTI_OBJECTIVE}

@@ -11,13 +11,13 @@ from optuna.study import Study
 from optuna.trial import FrozenTrial
 
 from optuna_gpbandit import _randomness
-from optuna_gpbandit._cut import Cut
 from optuna_gpbandit.failures import FailedRow
 from optuna_gpbandit._history import History
 from optuna_gpbandit._fitted_gp import FittedModel, capped_fit, latest_state
 from optuna_gpbandit._notices import INFO, log_once
 from optuna_gpbandit._observations import Observations, build_observations, study_spread
 from optuna_gpbandit.pending import Design
+from optuna_gpbandit.reset import ResetView
 from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit._maximize import Box
 from optuna_gpbandit.search import TrustRegion, in_force
@@ -38,14 +38,13 @@ def _box(region: TrustRegion, obs: Observations, fit: FittedModel, space: Encode
 
 
 def fit_contexts(study: Study, trial: FrozenTrial, space: EncodedSpace, history: History,
-                 design: Design, failed: list[FailedRow], step: ConstraintStep, cut: Cut,
+                 design: Design, failed: list[FailedRow], step: ConstraintStep, view: ResetView,
                  settings: Settings, seed: int, n_startup: int) -> list[SelectionContext] | None:
     """One fitted model per objective on the observations (pending and failed rows
     included), with what the maximiser must avoid; ``None``: a quasi-random point instead
     (nothing to model, or a GP that cannot be factorised)."""
     k = len(study.directions)
-    reset = settings.reset
-    model = settings.model.for_study(k, reset is not None and reset.objective_units)
+    model = settings.model.for_study(k, settings.reset.objective_units)
     previous = (stored_states(history, trial, k) if k > 1
                 else [latest_state(history.all_trials, trial.number)])
     if k > 1:  # a known lower bound is of the one objective
@@ -56,7 +55,7 @@ def fit_contexts(study: Study, trial: FrozenTrial, space: EncodedSpace, history:
             history.completed, space, direction, model, design=design,
             targets=objective_targets(study, history, i) if k > 1 else step.targets,
             failed=settings.failures.model_rows(failed),
-            scale_floor=study_spread(history.all_trials, study.direction) if cut.start else None)
+            scale_floor=study_spread(history.all_trials, study.direction) if view.start else None)
         if k == 1 and obs.n_observed >= 2 and np.ptp(obs.y_raw) == 0.0:
             # Nothing to model (a constant objective, or a broken one): a GP would fit
             # infinite lengthscales and UCB would bounce between corners.

@@ -23,6 +23,7 @@ from optuna_gpbandit import _randomness
 from optuna_gpbandit._history import History, direction_sign
 from optuna_gpbandit._fitted_gp import latest_state
 from optuna_gpbandit._notices import INFO, log_once
+from optuna_gpbandit.reset import NoReset, Reset
 from optuna_gpbandit.acquisition.scalarize import Scalarized, draw_weights
 from optuna_gpbandit.samplers._context import SelectionContext
 from optuna_gpbandit.samplers._record import MultiPointRecord
@@ -31,9 +32,9 @@ _N_WARM_STARTS = 2  # best observed points per objective offered to the maximise
 
 
 def check_objectives(study: Study, sampler_name: str, supported: bool, *,
-                     reset: object | None = None, long_term: bool = False) -> None:
+                     reset: Reset = NoReset(), long_term: bool = False) -> None:
     """Raise for a multi-objective study a sampler (``supported``: whether its acquisition
-    can be scalarised) or its settings (a history cut ``reset``, long-term constraints)
+    can be scalarised) or its settings (a ``reset`` of one objective, long-term constraints)
     cannot serve."""
     if not study._is_multi_objective():
         return
@@ -43,7 +44,7 @@ def check_objectives(study: Study, sampler_name: str, supported: bool, *,
             f"{sampler_name} supports single-objective studies only; this study has "
             f"{k} objectives (GPUCBSampler, IGPUCBSampler and GPTSSampler support several)."
         )
-    if reset is not None:
+    if not reset.multi_objective:
         raise ValueError(f"reset={type(reset).__name__}(...) supports single-objective studies "
                          f"only; this study has {k} objectives.")
     if long_term:

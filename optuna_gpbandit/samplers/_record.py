@@ -12,7 +12,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from optuna_gpbandit._cut import SegmentRecord
+from optuna_gpbandit.reset import ResetRecord
 
 
 @dataclass(frozen=True)
@@ -65,12 +65,12 @@ class StepRecord:
 
     ``acquisition`` holds the sampler's own terms (``beta``, ``nu``, ``v``, ``gamma``, ...);
     ``constraints`` the constraint stage's (``feasibility`` or ``multipliers``); ``pending``
-    the pending stage's counts; ``extra`` what the history cut adds once the model is fitted
+    the pending stage's counts; ``reset`` what the reset says of the trials the model sees; ``extra`` what the reset adds once the model is fitted
     (``unexplored``)."""
 
     point: PointRecord | MultiPointRecord
     acquisition: dict[str, Any] = field(default_factory=dict)
-    segment: SegmentRecord = SegmentRecord()
+    reset: ResetRecord = ResetRecord()
     constraints: dict[str, Any] = field(default_factory=dict)
     penalised: bool = False  # the model predicts penalised targets, not the objective
     pending: dict[str, int] = field(default_factory=dict)
@@ -82,7 +82,7 @@ class StepRecord:
         """The flat JSON object stored as the trial's ``gpbandit:state``."""
         out = dict(self.acquisition)
         out.update(self.point.to_json())
-        out.update(self.segment.to_json())
+        out.update(self.reset.to_json())
         if self.penalised:
             out["penalised"] = True
         out.update(self.constraints)

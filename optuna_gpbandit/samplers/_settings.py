@@ -11,11 +11,11 @@ from optuna.samplers import BaseSampler
 from optuna.trial import FrozenTrial
 
 from optuna_gpbandit._arguments import check_bool, check_int
-from optuna_gpbandit._cut import HistoryCut
 from optuna_gpbandit.failures import FailedTrials
 from optuna_gpbandit.model import GPModel
 from optuna_gpbandit.search import AcquisitionSearch
 from optuna_gpbandit.pending import PendingRule
+from optuna_gpbandit.reset import Reset, resolve_reset
 from optuna_gpbandit.acquisition.scalarize import check_scalarization
 from optuna_gpbandit.constraints import FeasibleConstraints, LongTermConstraints
 from optuna_gpbandit.samplers._constraint_step import resolve_constraints
@@ -35,7 +35,7 @@ class Settings:
     search: AcquisitionSearch
     pending: PendingRule
     failures: FailedTrials
-    reset: HistoryCut | None
+    reset: Reset
     constraints: FeasibleConstraints | LongTermConstraints | None
     auto_constraints: bool
     constraints_func: ConstraintsFunc | None
@@ -57,13 +57,10 @@ def resolve_settings(
     *, n_startup_trials: int | None, deterministic_objective: bool,
     constraints_func: ConstraintsFunc | None, warn_independent_sampling: bool, model: GPModel,
     search: AcquisitionSearch, pending: PendingRule, failures: FailedTrials,
-    reset: HistoryCut | None, constraints: ConstraintsArg, scalarization: str,
+    reset: Reset | None, constraints: ConstraintsArg, scalarization: str,
 ) -> Settings:
     """The checked :class:`Settings` of a sampler's arguments."""
     model = _instance("model", model, GPModel, "a GPModel instance")
-    if reset is not None and (isinstance(reset, type) or not isinstance(reset, HistoryCut)):
-        raise ValueError("reset must be None, Restarts() or ChangeDetection(...), got "
-                         f"{reset!r}.")
     resolved, auto = resolve_constraints(constraints, constraints_func)
     return Settings(
         n_startup_trials=(None if n_startup_trials is None
@@ -73,7 +70,7 @@ def resolve_settings(
         pending=_instance("pending", pending, PendingRule,
                           "Hallucinate(), Censoring(...) or IgnorePending()"),
         failures=_instance("failures", failures, FailedTrials, "a FailedTrials instance"),
-        reset=None if reset is None else reset.fresh(),
+        reset=resolve_reset(reset),
         constraints=resolved,
         auto_constraints=auto,
         constraints_func=constraints_func,

@@ -8,10 +8,10 @@ import numpy as np
 from optuna.samplers import BaseSampler
 
 from optuna_gpbandit._arguments import forward
-from optuna_gpbandit._cut import HistoryCut
 from optuna_gpbandit.failures import FailedTrials
 from optuna_gpbandit.model import GPModel
 from optuna_gpbandit._maximize import allowed
+from optuna_gpbandit.reset import NoReset, Reset
 from optuna_gpbandit.search import AcquisitionSearch
 from optuna_gpbandit.pending import Hallucinate, PendingRule
 from optuna_gpbandit._space import EncodedSpace
@@ -89,7 +89,7 @@ class GPTSSampler(KernelizedBanditSampler):
         search: AcquisitionSearch = AcquisitionSearch(n_candidates=512),
         pending: PendingRule = Hallucinate(),
         failures: FailedTrials = FailedTrials(),
-        reset: HistoryCut | None = None,
+        reset: Reset | None = NoReset(),
         constraints: ConstraintsArg = "auto",
         scalarization: str = "chebyshev",
     ) -> None:

@@ -8,9 +8,9 @@ from typing import Any, Callable
 from optuna.samplers import BaseSampler
 
 from optuna_gpbandit._arguments import forward
-from optuna_gpbandit._cut import HistoryCut
 from optuna_gpbandit.failures import FailedTrials
 from optuna_gpbandit.model import GPModel
+from optuna_gpbandit.reset import NoReset, Reset
 from optuna_gpbandit.search import AcquisitionSearch
 from optuna_gpbandit.pending import Censoring, Hallucinate, PendingRule
 from optuna_gpbandit.acquisition.ucb import UCB
@@ -70,7 +70,7 @@ class GPUCBSampler(GPBanditSampler):
         search: AcquisitionSearch = AcquisitionSearch(),
         pending: PendingRule = Hallucinate(),
         failures: FailedTrials = FailedTrials(),
-        reset: HistoryCut | None = None,
+        reset: Reset | None = NoReset(),
         constraints: ConstraintsArg = "auto",
         scalarization: str = "chebyshev",
     ) -> None:

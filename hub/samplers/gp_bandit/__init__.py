@@ -20,6 +20,7 @@ from optuna_gpbandit import IgnorePending
 from optuna_gpbandit import IGPUCBSampler
 from optuna_gpbandit import InfoGainWidth
 from optuna_gpbandit import LongTermConstraints
+from optuna_gpbandit import NoReset
 from optuna_gpbandit import PathDraw
 from optuna_gpbandit import PendingRule
 from optuna_gpbandit import ResidualTest
@@ -57,9 +58,10 @@ __all__ = [
     "PendingRule",
     # failed and pruned trials
     "FailedTrials",
-    # history cuts: restarts and change detection
+    # resets (which trials the model sees): none, restarts and change detection
     "ChangeDetection",
     "CPDSettings",
+    "NoReset",
     "ResidualTest",
     "Restarts",
     # constraints
