@@ -134,19 +134,21 @@ def branch_levels(obs: Observations, space: EncodedSpace,
 
 def _posterior(obs: Observations, params: GPParams, space: EncodedSpace,
                prior_mean: Callable[[np.ndarray], np.ndarray] | None = None) -> GPPosterior:
-    """The posterior on the whole design; hallucinated labels are the observed-data mean.
+    """The posterior on the whole design, as the rows' rule conditions it
+    (:meth:`~optuna_gpbandit._design.RowLabels.posterior`; hallucinated labels are the
+    observed-data mean).
 
     Imputed labels of failed trials carry extra noise (:func:`_row_effects.imputed_noise`).
     """
-    y = obs.y
     noise = imputed_noise(obs, params, space.is_categorical)
-    if obs.hallucinate:
-        seen = obs.observed
-        base = GPPosterior(obs.X[seen], obs.y[seen], params, space.is_categorical,
-                           None if noise is None else noise[seen], prior_mean)
-        y = obs.y.copy()
-        y[~seen] = base.mean_var(obs.X[~seen])[0]
-    return GPPosterior(obs.X, y, params, space.is_categorical, noise, prior_mean)
+
+    def condition(rows: np.ndarray | None, y: np.ndarray) -> GPPosterior:
+        if rows is None:
+            return GPPosterior(obs.X, y, params, space.is_categorical, noise, prior_mean)
+        return GPPosterior(obs.X[rows], y, params, space.is_categorical,
+                           None if noise is None else noise[rows], prior_mean)
+
+    return obs.rule.posterior(obs.observed, obs.y, obs.X, condition)
 
 
 def fit_model(

@@ -12,7 +12,9 @@
   out of the model (their points are still not proposed again);
 * failed: FAIL and PRUNED trials, and COMPLETE trials with a non-finite value, whose point is
   known (completed like a pending trial's from the stored relative sample), for the failure
-  stage (:mod:`optuna_gpbandit.failures`).
+  stage (:mod:`optuna_gpbandit.failures`);
+* delays: how long a finished trial took, in launches of other trials or in seconds
+  (:func:`trial_delay`, for the censoring window of :mod:`optuna_gpbandit.pending`).
 """
 
 from __future__ import annotations
@@ -24,12 +26,13 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from optuna.distributions import BaseDistribution
 from optuna.storages._heartbeat import BaseHeartbeat, is_heartbeat_enabled
 from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
-from optuna_gpbandit._storage import PARAMS, STAMP, read_trial_json, write_trial_json
+from optuna_gpbandit._storage import FINISH, PARAMS, STAMP, read_trial_json, write_trial_json
 
 # A RUNNING trial is presumed dead after 10 x the longest finished run, and not before 5 min
 # [design choice]: a crashed worker's trial is RUNNING forever, so any finite limit retires it;
@@ -142,6 +145,45 @@ def pending_point(
             return None
         point[name] = known[name]
     return (point, stamp) if point or not conditional else None
+
+
+def seconds_between(a: datetime.datetime | None, b: datetime.datetime | None) -> float | None:
+    """Seconds from ``a`` to ``b`` (``None`` if either is unknown)."""
+    if a is None or b is None:
+        return None
+    return (b - a).total_seconds()
+
+
+def start_times(trials: list[FrozenTrial]) -> np.ndarray:
+    """Start times (POSIX seconds) indexed by trial number; ``inf`` if unknown."""
+    starts = np.full(max((t.number for t in trials), default=-1) + 1, np.inf)
+    for t in trials:
+        if t.datetime_start is not None:
+            starts[t.number] = t.datetime_start.timestamp()
+    return starts
+
+
+def trial_delay(
+    trial: FrozenTrial, all_trials: list[FrozenTrial], unit: str, starts: np.ndarray | None = None
+) -> float:
+    """Delay of a finished trial: launches of other trials while it ran (``unit="trials"``;
+    the count the pending rule stored when it finished, ``gpbandit:finish``, if any), or its
+    duration (``"seconds"``).
+
+    ``starts`` (:func:`start_times` of ``all_trials``) saves recomputing it per trial.
+    """
+    if unit == "seconds":
+        return seconds_between(trial.datetime_start, trial.datetime_complete) or 0.0
+    n = read_trial_json(trial, FINISH)
+    if isinstance(n, int):
+        return float(max(n - trial.number - 1, 0))
+    end = trial.datetime_complete
+    if end is None:
+        return 0.0
+    if starts is None:
+        starts = start_times(all_trials)
+    return float(np.count_nonzero(starts[trial.number + 1 :] <= end.timestamp()))
+
 
 
 def _duration(t: FrozenTrial) -> float | None:

@@ -7,9 +7,9 @@ mean 0 and standard deviation 1 (scale 1 when there are fewer than two values or
 equal), using the observed values only.
 
 Rows of pending trials (see :mod:`optuna_gpbandit.pending`) follow the observed ones. Their
-label is the censored value (the lowest observed target, or the user's lower bound of the
-objective if that is lower), or, for hallucination, is filled in by the model stage with the
-posterior mean of the observed rows.
+label is what their rule says (:attr:`Observations.rule`): the censored value (the lowest
+observed target, or the user's lower bound of the objective if that is lower), or, for
+hallucination, the posterior mean of the observed rows, filled in by the model stage.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from optuna.trial import FrozenTrial, TrialState
 
 from optuna_gpbandit import _warping
 from optuna_gpbandit.model import GPModel
-from optuna_gpbandit.pending import Design
+from optuna_gpbandit._design import Design, RowLabels
 from optuna_gpbandit.failures import FailedRow, imputed_labels
 from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit._history import direction_sign
@@ -58,8 +58,9 @@ class Observations:
         after all observed rows.
     in_window
         Mask of rows whose posterior standard deviation enters the ``nu_t`` sum.
-    hallucinate
-        The unobserved rows' labels are to be replaced by the observed-data posterior mean.
+    rule
+        What the unobserved rows mean to the model (their pending rule): the model stage asks
+        it for the posterior (:meth:`~optuna_gpbandit._design.RowLabels.posterior`).
     n_dropped
         Observed rows left out by :func:`limit_rows` (counted in ``t`` and in the refit
         schedule, not in the posterior).
@@ -78,7 +79,7 @@ class Observations:
     sign: float
     observed: np.ndarray
     in_window: np.ndarray
-    hallucinate: bool
+    rule: RowLabels
     n_dropped: int
     imputed: np.ndarray
     warp: _warping.Warp | None
@@ -86,7 +87,7 @@ class Observations:
     def __init__(self, X: np.ndarray, y: np.ndarray, y_raw: np.ndarray, shift: float,
                  scale: float, numbers: np.ndarray, sign: float = 1.0,
                  observed: np.ndarray | None = None, in_window: np.ndarray | None = None,
-                 hallucinate: bool = False, n_dropped: int = 0,
+                 rule: RowLabels | None = None, n_dropped: int = 0,
                  imputed: np.ndarray | None = None, warp: _warping.Warp | None = None) -> None:
         # written out (not the dataclass's) so that the masks may be omitted and still always
         # be arrays once built: all rows observed, none in the window, none imputed
@@ -96,7 +97,7 @@ class Observations:
             ("numbers", numbers), ("sign", sign),
             ("observed", np.ones(n, dtype=bool) if observed is None else observed),
             ("in_window", np.zeros(n, dtype=bool) if in_window is None else in_window),
-            ("hallucinate", hallucinate), ("n_dropped", n_dropped),
+            ("rule", RowLabels() if rule is None else rule), ("n_dropped", n_dropped),
             ("imputed", np.zeros(n, dtype=bool) if imputed is None else imputed),
             ("warp", warp),
         ):
@@ -188,15 +189,16 @@ def build_observations(
     targets: dict[int, float] | None = None,
     failed: list[FailedRow] | None = None,
     scale_floor: float | None = None,
+    one_objective: bool = True,
 ) -> Observations:
     """Encode the observed ``trials`` (COMPLETE, holding every parameter of ``space``) for a
     GP with the settings ``model`` (standardised targets, output warping).
 
     With a ``design`` (see :meth:`optuna_gpbandit.pending.PendingRule.design`) its observed
-    trials replace ``trials`` and its pending rows are appended, labelled as the design says
-    (hallucinated, or censored at the worst value or the design's lower bound). ``targets``
-    (trial number -> oriented target) replaces the oriented objective values, e.g. by
-    penalised ones. ``failed`` rows (see :mod:`optuna_gpbandit.failures`) follow the observed
+    trials replace ``trials`` and its pending rows are appended, labelled as the design's rule
+    says (:meth:`~optuna_gpbandit._design.RowLabels.label`; a bound of the objective that the
+    rule knows applies with ``one_objective`` only). ``targets`` (trial number -> oriented
+    target) replaces the oriented objective values, e.g. by penalised ones. ``failed`` rows (see :mod:`optuna_gpbandit.failures`) follow the observed
     trials with imputed labels (none while nothing is observed). ``scale_floor`` bounds the
     standardising scale from below (after a change point: the spread of the whole study, so a
     young segment's few values do not set the model's amplitude). With output warping
@@ -204,8 +206,7 @@ def build_observations(
     (:mod:`optuna_gpbandit._warping`), fitted on the real observations.
     """
     standardize, warp = model.standardize, model.warps_outputs
-    hallucinate = design is not None and design.hallucinate
-    lower_bound = None if design is None else design.lower_bound
+    rule = RowLabels() if design is None else design.rule
     rows = [] if design is None else design.rows
     if design is not None:
         trials = design.observed
@@ -230,13 +231,12 @@ def build_observations(
     if fitted is not None:
         y = fitted.forward(y)
     sign = direction_sign(direction)
-    censored = 0.0
-    if rows and not hallucinate:
-        censored = float(y.min()) if y.size else 0.0
-        if lower_bound is not None:
-            bound = np.array([(sign * lower_bound - shift) / scale])
-            censored = min(censored, float((bound if fitted is None
-                                            else fitted.forward(bound))[0]))
+
+    def to_model(value: float) -> float:  # an objective value in the model's units
+        z = np.array([(sign * value - shift) / scale])
+        return float((z if fitted is None else fitted.forward(z))[0])
+
+    label = rule.label(y, to_model if one_objective else None) if rows else 0.0
     in_window = (
         list(design.observed_in_window) if design is not None else [False] * len(trials)
     ) + [False] * len(failed) + [r.in_window for r in rows]
@@ -246,7 +246,7 @@ def build_observations(
                        X[len(trials):]])
     return Observations(
         X=X,
-        y=np.concatenate([y, np.full(len(rows), censored)]),
+        y=np.concatenate([y, np.full(len(rows), label)]),
         y_raw=y_raw,
         shift=shift,
         scale=scale,
@@ -255,7 +255,7 @@ def build_observations(
         sign=sign,
         observed=np.arange(n_obs + len(rows)) < n_obs,
         in_window=np.array(in_window, dtype=bool),
-        hallucinate=hallucinate and bool(rows),
+        rule=rule,
         imputed=(np.arange(n_obs + len(rows)) >= len(trials)) & (np.arange(n_obs + len(rows)) < n_obs),
         warp=fitted,
     )

@@ -2,7 +2,12 @@
 (Verma, Dai & Low, ICML 2022), with the counts logged once and recorded.
 
 The rules are settings objects (:class:`PendingRule`: :class:`Hallucinate`, the default,
-:class:`Censoring`, :class:`IgnorePending`), each running this stage for the sampler.
+:class:`Censoring`, :class:`IgnorePending`), each running this stage for the sampler and
+travelling with its rows through the pipeline: the rule says which rows the design holds
+(:meth:`PendingRule.rows`), their label (:meth:`PendingRule.label`, at the observation stage;
+:meth:`PendingRule.posterior`, at the model stage), the widening of the confidence width they
+call for (:meth:`PendingRule.width_bonus`, :meth:`PendingRule.theory_width`) and how far a new
+point stays from them (:attr:`PendingRule.spread`). A new rule is a subclass here.
 
 Every launched point enters the GP design. With :class:`Hallucinate` every completed trial
 is observed and every pending one is a row whose label the model stage sets to the posterior
@@ -36,7 +41,7 @@ from __future__ import annotations
 import datetime
 import math
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
 import numpy as np
 from optuna.exceptions import UpdateFinishedTrialError
@@ -44,22 +49,24 @@ from optuna.study import Study
 from optuna.trial import FrozenTrial, TrialState
 
 from optuna_gpbandit._arguments import check_number
-from optuna_gpbandit._history import History
-from optuna_gpbandit._notices import INFO, WARNING, log_once
-from optuna_gpbandit._storage import FINISH, read_trial_json, write_trial_json
+from optuna_gpbandit._design import Condition, Design, DesignRow, RowLabels, report
+from optuna_gpbandit._history import History, seconds_between, start_times, trial_delay
+from optuna_gpbandit._storage import FINISH, write_trial_json
+from optuna_gpbandit.acquisition.beta import sdf_beta
+
+if TYPE_CHECKING:
+    from optuna_gpbandit.gp.posterior import GPPosterior
 
 # A new point stays this far (max over encoded columns) from every pending point, halved while
 # that leaves no candidate [design choice]: hallucination leaves the mean near a pending point
-# where it was, so a batch piled up 1e-3 apart next to the best point (Branin, 5 x 20).
-# Measured on Branin, 10 seeds of 5 x 20: median best 5.5e-5 at 0.03, 1.5e-4 at 0.05, 7.4e-5
-# with no spread (points 1e-3 apart).
+# where it was, so a batch piled up 1e-3 apart next to the best point (docs/benchmarks.md,
+# "Pending trials").
 PENDING_SPREAD = 0.03
 _UNITS = ("trials", "seconds")
 _TERMS = ("pending", "window", "none")
 
-
 @dataclass(frozen=True, kw_only=True)
-class PendingRule:
+class PendingRule(RowLabels):
     """How trials still running or waiting (other workers', or asked and not told yet) enter
     the model: ``pending=Hallucinate()`` (default), ``pending=Censoring(...)`` or
     ``pending=IgnorePending()``. Every completed result is used when it arrives, however late,
@@ -77,8 +84,6 @@ class PendingRule:
     """
 
     stale_after: float | None = None
-    mode: ClassVar[str] = ""
-    label: ClassVar[str] = ""
 
     def __post_init__(self) -> None:
         if self.stale_after is not None and self.stale_after != math.inf:
@@ -89,19 +94,43 @@ class PendingRule:
         """Whether pending trials enter the design (and two workers must not take one point)."""
         return True
 
+    @property
+    def spread(self) -> float:
+        """How far (max over encoded columns) a new point stays from the design's pending
+        rows while anything else is left (:data:`PENDING_SPREAD`)."""
+        return PENDING_SPREAD
+
+    @property
+    def sets_width(self) -> bool:
+        """Whether the rule replaces the sampler's width (:meth:`theory_width`)."""
+        return False
+
     def design(self, study: Study, trial: FrozenTrial, history: History) -> Design:
-        """The design rows of this rule (:func:`build_design`), logged once per study with its
+        """The design rows of this rule (:meth:`rows`), logged once per study with its
         counts (:func:`report`)."""
-        design = build_design(history, self)
-        report(study, trial, design, self)
+        design = self.rows(history)
+        report(study, trial, design)
         return design
 
-    def record_finish(self, study: Study, trial: FrozenTrial) -> None:
-        """``after_trial``: what the rule needs to know of a finishing trial (nothing here)."""
+    def rows(self, history: History) -> Design:
+        """The completed trials with their values, and a row for each pending trial (see the
+        module table)."""
+        rows = [DesignRow(p.trial.number, p.params, "pending", False) for p in history.pending]
+        return Design(history.completed, [False] * len(history.completed), rows,
+                      n_dead=len(history.dead), n_unresolved=history.n_unresolved, rule=self)
 
     def width_bonus(self, obs: Any, posterior: Any) -> float:
         """The widening of the confidence width the pending rows call for (none here)."""
         return 0.0
+
+    def theory_width(self, gamma: float, B: float, R: float, delta: float,
+                     thompson: bool) -> float | None:
+        """The width of IGP-UCB (GP-TS: ``thompson``) under this rule's theory, or ``None``:
+        the sampler's own (:attr:`sets_width`)."""
+        return None
+
+    def record_finish(self, study: Study, trial: FrozenTrial) -> None:
+        """``after_trial``: what the rule needs to know of a finishing trial (nothing here)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -117,8 +146,22 @@ class Hallucinate(PendingRule):
         See :class:`PendingRule`.
     """
 
-    mode: ClassVar[str] = "hallucinate"
-    label: ClassVar[str] = "the posterior mean as label (they shrink the variance)"
+    summary: ClassVar[str] = "the posterior mean as label (they shrink the variance)"
+
+    def label(self, y: np.ndarray, to_model: Callable[[float], float] | None) -> float:
+        """A placeholder: the model stage sets the labels (:meth:`posterior`)."""
+        return 0.0
+
+    def posterior(self, observed: np.ndarray, y: np.ndarray, X: np.ndarray,
+                  condition: Condition) -> GPPosterior:
+        """The posterior on every row, the pending rows labelled with the mean of the
+        posterior on the observed rows."""
+        if observed.all():
+            return condition(None, y)
+        base = condition(observed, y[observed])
+        y = y.copy()
+        y[~observed] = base.mean_var(X[~observed])[0]
+        return condition(None, y)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -131,11 +174,14 @@ class IgnorePending(PendingRule):
         See :class:`PendingRule`.
     """
 
-    mode: ClassVar[str] = "ignore"
-
     @property
     def sees_pending(self) -> bool:
         return False
+
+    def rows(self, history: History) -> Design:
+        """The completed trials only."""
+        return Design(history.completed, [False] * len(history.completed), [],
+                      n_dead=len(history.dead), n_unresolved=history.n_unresolved, rule=self)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -190,8 +236,7 @@ class Censoring(PendingRule):
     pending_term: str = "pending"
     discard_late: bool = False
     theory_beta: bool = False
-    mode: ClassVar[str] = "censor"
-    label: ClassVar[str] = "the worst observed value as label, widening the confidence width"
+    summary: ClassVar[str] = "the worst observed value as label, widening the confidence width"
 
     @classmethod
     def paper(cls, window: float = 20, **kwargs: Any) -> "Censoring":
@@ -225,6 +270,65 @@ class Censoring(PendingRule):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}.")
 
+    @property
+    def sets_width(self) -> bool:
+        return self.theory_beta
+
+    def rows(self, history: History) -> Design:
+        """Observed, late, pending and stale rows under the window (see the module table)."""
+        current = history.current
+        seconds = self.window_unit == "seconds"
+        m = float(self.window)
+        now = current.datetime_start or datetime.datetime.now()
+
+        def age(t: FrozenTrial) -> float:
+            if t.state == TrialState.WAITING:
+                return 0.0
+            if seconds:
+                return seconds_between(t.datetime_start, now) or 0.0
+            return float(current.number - t.number)
+
+        window_term = self.pending_term == "window"
+        observed, observed_in_window, rows = [], [], []
+        starts = start_times(history.all_trials) if self.discard_late else None
+        for t in history.completed:
+            recent = window_term and age(t) <= m
+            if (self.discard_late
+                    and trial_delay(t, history.all_trials, self.window_unit, starts) > m):
+                rows.append(DesignRow(t.number, t.params, "late", recent))
+            else:
+                observed.append(t)
+                observed_in_window.append(recent)
+        for p in history.pending:
+            stale = age(p.trial) > m
+            in_window = self.pending_term != "none" and not stale
+            rows.append(DesignRow(p.trial.number, p.params, "stale" if stale else "pending",
+                                  in_window))
+        return Design(observed, observed_in_window, rows, n_dead=len(history.dead),
+                      n_unresolved=history.n_unresolved, rule=self,
+                      late_after=f"{self.window:g} {self.window_unit}")
+
+    def label(self, y: np.ndarray, to_model: Callable[[float], float] | None) -> float:
+        """The worst observed label, or the model's image of ``lower_bound`` if that is lower
+        (one objective)."""
+        label = super().label(y, to_model)
+        if self.lower_bound is not None and to_model is not None:
+            label = min(label, to_model(self.lower_bound))
+        return label
+
+    def width_bonus(self, obs: Any, posterior: Any) -> float:
+        """``B_y`` times the sum of the posterior standard deviations at the rows in the
+        window."""
+        if not obs.in_window.any():
+            return 0.0
+        var = posterior.mean_var(obs.X[obs.in_window])[1]
+        return self.width * float(np.sum(np.sqrt(var)))
+
+    def theory_width(self, gamma: float, B: float, R: float, delta: float,
+                     thompson: bool) -> float | None:
+        """Verma et al.'s width with ``B_y = width`` (``theory_beta=True``)."""
+        return sdf_beta(gamma, B, R, self.width, delta, thompson) if self.theory_beta else None
+
     def record_finish(self, study: Study, trial: FrozenTrial) -> None:
         """Store the number of trials created so far on a finishing trial, where delays in
         launches decide (``discard_late`` with ``window_unit="trials"``)."""
@@ -235,153 +339,3 @@ class Censoring(PendingRule):
             write_trial_json(study, trial, FINISH, int(n))
         except UpdateFinishedTrialError:  # told twice, or finished by someone else
             pass
-
-    def width_bonus(self, obs: Any, posterior: Any) -> float:
-        """``B_y`` times the sum of the posterior standard deviations at the rows in the
-        window."""
-        if not obs.in_window.any():
-            return 0.0
-        var = posterior.mean_var(obs.X[obs.in_window])[1]
-        return self.width * float(np.sum(np.sqrt(var)))
-
-
-@dataclass(frozen=True)
-class DesignRow:
-    """A point of the design whose label is not its observed value."""
-
-    number: int
-    params: dict[str, Any]
-    status: str  # "pending" (may still arrive), "stale" (RUNNING beyond the window), "late"
-    in_window: bool  # counted in the nu_t sum
-
-
-@dataclass(frozen=True)
-class Design:
-    """Observed trials (real labels) and the censored / hallucinated rows."""
-
-    observed: list[FrozenTrial]
-    observed_in_window: list[bool]
-    rows: list[DesignRow]
-    n_dead: int = 0  # RUNNING trials presumed dead (left out)
-    n_unresolved: int = 0  # pending trials whose point is not known yet (left out)
-    hallucinate: bool = False  # the rows' labels are the posterior mean of the observed rows
-    lower_bound: float | None = None  # a censored label is at most this (objective units)
-
-    def counts(self) -> dict[str, int]:
-        """How the study's trials enter the model: ``observed`` (completed, real value),
-        ``late`` (completed, censored), ``pending`` (running or waiting, in the design),
-        ``stale`` (running beyond the censoring window), ``dead`` and ``unresolved``."""
-        status = [r.status for r in self.rows]
-        return {
-            "observed": len(self.observed),
-            "late": status.count("late"),
-            "pending": status.count("pending"),
-            "stale": status.count("stale"),
-            "dead": self.n_dead,
-            "unresolved": self.n_unresolved,
-        }
-
-
-def _seconds(a: datetime.datetime | None, b: datetime.datetime | None) -> float | None:
-    if a is None or b is None:
-        return None
-    return (b - a).total_seconds()
-
-
-def _start_times(trials: list[FrozenTrial]) -> np.ndarray:
-    """Start times (POSIX seconds) indexed by trial number; ``inf`` if unknown."""
-    starts = np.full(max((t.number for t in trials), default=-1) + 1, np.inf)
-    for t in trials:
-        if t.datetime_start is not None:
-            starts[t.number] = t.datetime_start.timestamp()
-    return starts
-
-
-def trial_delay(
-    trial: FrozenTrial, all_trials: list[FrozenTrial], unit: str, starts: np.ndarray | None = None
-) -> float:
-    """Delay of a finished trial: launches of other trials while it ran, or its duration.
-
-    ``starts`` (:func:`_start_times` of ``all_trials``) saves recomputing it per trial.
-    """
-    if unit == "seconds":
-        return _seconds(trial.datetime_start, trial.datetime_complete) or 0.0
-    n = read_trial_json(trial, FINISH)
-    if isinstance(n, int):
-        return float(max(n - trial.number - 1, 0))
-    end = trial.datetime_complete
-    if end is None:
-        return 0.0
-    if starts is None:
-        starts = _start_times(all_trials)
-    return float(np.count_nonzero(starts[trial.number + 1 :] <= end.timestamp()))
-
-
-def build_design(history: History, rule: PendingRule) -> Design:
-    """Classify the history's trials for one sampling call under ``rule`` (see the module
-    table)."""
-    current = history.current
-    n_dead, n_unresolved = len(history.dead), history.n_unresolved
-    if not rule.sees_pending:
-        return Design(history.completed, [False] * len(history.completed), [],
-                      n_dead=n_dead, n_unresolved=n_unresolved)
-    cfg = rule if isinstance(rule, Censoring) else Censoring()
-    censor = isinstance(rule, Censoring)
-    seconds = cfg.window_unit == "seconds"
-    m = float(cfg.window)
-    now = current.datetime_start or datetime.datetime.now()
-
-    def age(t: FrozenTrial) -> float:
-        if t.state == TrialState.WAITING:
-            return 0.0
-        if seconds:
-            return _seconds(t.datetime_start, now) or 0.0
-        return float(current.number - t.number)
-
-    window_term = censor and cfg.pending_term == "window"
-    observed, observed_in_window, rows = [], [], []
-    starts = _start_times(history.all_trials) if censor and cfg.discard_late else None
-    for t in history.completed:
-        recent = window_term and age(t) <= m
-        late = censor and cfg.discard_late
-        if late and trial_delay(t, history.all_trials, cfg.window_unit, starts) > m:
-            rows.append(DesignRow(t.number, t.params, "late", recent))
-        else:
-            observed.append(t)
-            observed_in_window.append(recent)
-    for p in history.pending:
-        a = age(p.trial)
-        stale = censor and a > m
-        in_window = censor and cfg.pending_term != "none" and not stale
-        rows.append(DesignRow(p.trial.number, p.params, "stale" if stale else "pending", in_window))
-    return Design(observed, observed_in_window, rows, n_dead=n_dead, n_unresolved=n_unresolved,
-                  hallucinate=isinstance(rule, Hallucinate),
-                  lower_bound=cfg.lower_bound if censor else None)
-
-
-def report(study: Study, trial: FrozenTrial, design: Design, rule: PendingRule) -> None:
-    """Log once per study what the pending stage does, with the counts at that moment."""
-    counts = design.counts()
-    if counts["pending"] or counts["stale"]:
-        log_once(study, "pending", INFO,
-                 "Trial %d: %d running or waiting trial(s) enter the model as pending points "
-                 "with %s (pending=%s()).", trial.number, counts["pending"] + counts["stale"],
-                 rule.label, type(rule).__name__)
-    if counts["late"]:
-        log_once(study, "late", WARNING,
-                 "Trial %d: %d of %d completed result(s) arrived more than %g %s after their "
-                 "trial started and are censored: their values are not used "
-                 "(Censoring(discard_late=True), the paper's rule).", trial.number,
-                 counts["late"], counts["late"] + counts["observed"],
-                 getattr(rule, "window", 0), getattr(rule, "window_unit", ""))
-    if counts["dead"]:
-        log_once(study, "dead", WARNING,
-                 "Trial %d: %d RUNNING trial(s) are presumed dead (stale heartbeat, or running "
-                 "far longer than any completed trial; see stale_after) and are left out of the "
-                 "model.", trial.number, counts["dead"])
-    if counts["unresolved"]:
-        log_once(study, "unresolved", INFO,
-                 "Trial %d: %d running trial(s) have no known point yet (not sampled by an "
-                 "optuna_gpbandit sampler) and are left out of the model.",
-                 trial.number, counts["unresolved"])
-

@@ -13,7 +13,8 @@ from optuna.trial import FrozenTrial, TrialState
 from optuna_gpbandit import (AcquisitionSearch, Censoring, GPModel, GPTSSampler, GPUCBSampler,
                              Hallucinate, IGPUCBSampler, IgnorePending)
 from optuna_gpbandit import _history
-from optuna_gpbandit.pending import PENDING_SPREAD, build_design, trial_delay
+from optuna_gpbandit._history import trial_delay
+from optuna_gpbandit.pending import PENDING_SPREAD
 from optuna_gpbandit._history import collect_history
 from optuna_gpbandit._observations import build_observations
 from optuna_gpbandit._space import EncodedSpace
@@ -90,23 +91,23 @@ def test_design_rows_follow_the_label_table():
     ]
     current = _frozen(10, TrialState.RUNNING, {})
     history = _history_of(trials, current)
-    design = build_design(history, Censoring(window=3, discard_late=True))
+    design = Censoring(window=3, discard_late=True).rows(history)
     assert [t.number for t in design.observed] == [0]
     assert [(r.number, r.status, r.in_window) for r in design.rows] == [
         (1, "late", False), (2, "stale", False), (7, "pending", True), (9, "pending", True),
     ]
-    kept = build_design(history, Censoring(window=3))  # default: late results used
+    kept = Censoring(window=3).rows(history)  # default: late results used
     assert [t.number for t in kept.observed] == [0, 1]
     assert kept.counts() == {"observed": 2, "late": 0, "pending": 2, "stale": 1, "dead": 0,
                              "unresolved": 0}
     assert design.counts()["late"] == 1
-    window = build_design(history, Censoring.paper(window=3))
+    window = Censoring.paper(window=3).rows(history)
     assert [r.in_window for r in window.rows] == [False, False, True, True]
-    none = build_design(history, Censoring(window=3, pending_term="none"))
+    none = Censoring(window=3, pending_term="none").rows(history)
     assert not any(r.in_window for r in none.rows)
-    ignore = build_design(history, IgnorePending())
+    ignore = IgnorePending().rows(history)
     assert [t.number for t in ignore.observed] == [0, 1] and ignore.rows == []
-    hall = build_design(history, Hallucinate())
+    hall = Hallucinate().rows(history)
     assert [t.number for t in hall.observed] == [0, 1]
     assert [r.status for r in hall.rows] == ["pending"] * 3
     assert not any(r.in_window for r in hall.rows)
@@ -115,9 +116,8 @@ def test_design_rows_follow_the_label_table():
 def test_window_term_counts_recent_completed_trials():
     p = {"x": 0.1, "y": 0.2}
     trials = [_frozen(n, TrialState.COMPLETE, p, 1.0) for n in range(8)]
-    design = build_design(
+    design = Censoring(window=3, pending_term="window").rows(
         _history_of(trials, _frozen(8, TrialState.RUNNING, {})),
-        Censoring(window=3, pending_term="window"),
     )
     assert design.observed_in_window == [False] * 5 + [True] * 3
 
@@ -133,9 +133,8 @@ def test_seconds_mode_uses_durations_and_ages():
         _frozen(3, TrialState.RUNNING, p, start=t0 + 25 * s),  # 5 s old
     ]
     current = _frozen(4, TrialState.RUNNING, {}, start=t0 + 30 * s)
-    design = build_design(
+    design = Censoring(window=10, window_unit="seconds", discard_late=True).rows(
         _history_of(trials, current),
-        Censoring(window=10, window_unit="seconds", discard_late=True),
     )
     assert [t.number for t in design.observed] == [0]
     assert [(r.number, r.status, r.in_window) for r in design.rows] == [
@@ -166,11 +165,11 @@ def test_ask_k_then_tell_in_order_gives_first_delay_k_minus_1_and_batch_is_never
     assert [trial_delay(t, frozen, "trials") for t in frozen[:k]] == [3.0, 2.0, 1.0, 0.0]
     current = study.ask()
     history = collect_history(study, SPACE, study.get_trials()[-1])
-    design = build_design(history, Censoring.paper(k - 1))
+    design = Censoring.paper(k - 1).rows(history)
     assert len(design.observed) == 3 * k and design.rows == []
-    late = build_design(history, Censoring.paper(k - 2))
+    late = Censoring.paper(k - 2).rows(history)
     assert sum(r.status == "late" for r in late.rows) == 3
-    kept = build_design(history, Censoring(window=k - 2))  # the default keeps them
+    kept = Censoring(window=k - 2).rows(history)  # the default keeps them
     assert len(kept.observed) == 3 * k and kept.rows == []
     study.tell(current, 0.0)
 
@@ -196,7 +195,7 @@ def _obs_and_posteriors(hallucinate=False, lower_bound=None):
     space = EncodedSpace(SPACE)
     rule = Hallucinate() if hallucinate else Censoring(lower_bound=lower_bound)
     assert not (hallucinate and lower_bound is not None)
-    design = build_design(history, rule)  # the design carries hallucinate and lower_bound
+    design = rule.rows(history)  # the design carries the rule (its labels, lower_bound)
     obs = build_observations(history.completed, space, study.direction,
                              GPModel(output_warping=False), design=design)
     params = GPParams("matern52", np.array([0.3, 0.3]), 1.0, 0.05)
@@ -250,7 +249,7 @@ def test_hallucination_keeps_the_completed_mean_and_the_censored_variance():
     from optuna_gpbandit._fitted_gp import _posterior
 
     _, _, space, obs, params, post_c = _obs_and_posteriors(hallucinate=True)
-    assert obs.hallucinate
+    assert isinstance(obs.rule, Hallucinate)
     post = _posterior(obs, params, space)
     _, _, _, obs_cens, _, _ = _obs_and_posteriors()
     post_cens = GPPosterior(obs_cens.X, obs_cens.y, params, space.is_categorical)
@@ -301,7 +300,7 @@ def test_nu_is_the_width_plus_b_y_times_pending_sigmas(sampler_cls):
     history = _history.History(  # as seen then: the last trial's own point was not yet there
         history.current, history.completed, history.pending, 0, history.all_trials)
     space = EncodedSpace(SPACE)
-    design = build_design(history, Censoring(width=2.0))
+    design = Censoring(width=2.0).rows(history)
     obs = build_observations(history.completed, space, study.direction,
                              GPModel(output_warping=False), design=design)
     post = GPPosterior(obs.X, obs.y, GPParams.from_json(last["gp"]), space.is_categorical)

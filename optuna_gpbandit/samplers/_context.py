@@ -11,7 +11,6 @@ from optuna.study import Study
 from optuna.trial import FrozenTrial
 
 from optuna_gpbandit import _row_effects
-from optuna_gpbandit.pending import PENDING_SPREAD
 from optuna_gpbandit.failures import FailedRow
 from optuna_gpbandit._history import History
 from optuna_gpbandit._maximize import Exclusion, union_regions
@@ -172,9 +171,10 @@ def log_ties(study: Study, trial: FrozenTrial, obs: Observations) -> None:
 
 def exclusion(obs: Observations, model: FittedModel, space: EncodedSpace, history: History,
               failed: list[FailedRow],
-              infeasible: Callable[[np.ndarray], np.ndarray] | None = None) -> Exclusion:
+              infeasible: Callable[[np.ndarray], np.ndarray] | None = None, *,
+              spread: float) -> Exclusion:
     """What the maximiser must not propose while anything else is left: the neighbourhood of
-    the points of trials still pending (``PENDING_SPREAD``), the points of failed trials and of
+    the points of trials still pending (within ``spread``: the pending rule's), the points of failed trials and of
     trials presumed dead, points not worth evaluating again (:func:`exhausted_points`), the
     neighbourhoods of failed trials inside a failing region and where trials are predicted to
     fail (:func:`~optuna_gpbandit._row_effects.failure_risk_region`), and points that no
@@ -193,7 +193,7 @@ def exclusion(obs: Observations, model: FittedModel, space: EncodedSpace, histor
             _row_effects.failure_risk_region(obs, params, categorical, share),
             infeasible,
         ),
-        apart=obs.X[pending], radius=PENDING_SPREAD,
+        apart=obs.X[pending], radius=spread,
     )
 
 

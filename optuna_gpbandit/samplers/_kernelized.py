@@ -10,8 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from optuna_gpbandit.pending import Censoring
-from optuna_gpbandit.acquisition.beta import gp_ts_scale, igp_ucb_beta, resolve_gamma, sdf_beta
+from optuna_gpbandit.acquisition.beta import gp_ts_scale, igp_ucb_beta, resolve_gamma
 from optuna_gpbandit.acquisition.width import InfoGainWidth
 from optuna_gpbandit.samplers._base import GPBanditSampler, SelectionContext
 
@@ -47,9 +46,10 @@ class KernelizedBanditSampler(GPBanditSampler):
         ``Censoring(theory_beta=True)`` (the paper's literal width: no early factor). ``terms``
         (``gamma``, ``R``, ``early_factor``) go into the trial's record."""
         gamma, R, delta = self._width_terms(ctx)
-        pending, B = self._settings.pending, self._width.B
-        if isinstance(pending, Censoring) and pending.theory_beta:
-            width, early = sdf_beta(gamma, B, R, pending.width, delta, thompson), 1.0
+        B = self._width.B
+        theory = self._settings.pending.theory_width(gamma, B, R, delta, thompson)
+        if theory is not None:  # the pending rule's theory sets the width
+            width, early = theory, 1.0
         else:
             # The early factor scales the variance the acquisition sees, as GP-UCB's scales
             # beta_t: the width (a multiple of the posterior sd) by its square root.

@@ -47,15 +47,14 @@ def fit_contexts(study: Study, trial: FrozenTrial, space: EncodedSpace, history:
     model = settings.model.for_study(k, settings.reset.objective_units)
     previous = (stored_states(history, trial, k) if k > 1
                 else [latest_state(history.all_trials, trial.number)])
-    if k > 1:  # a known lower bound is of the one objective
-        design = dataclasses.replace(design, lower_bound=None)
     fitted = []
     for i, direction in enumerate(study.directions):
         obs = build_observations(
             history.completed, space, direction, model, design=design,
             targets=objective_targets(study, history, i) if k > 1 else step.targets,
             failed=settings.failures.model_rows(failed),
-            scale_floor=study_spread(history.all_trials, study.direction) if view.start else None)
+            scale_floor=study_spread(history.all_trials, study.direction) if view.start else None,
+            one_objective=k == 1)  # (a known lower bound is of the one objective)
         if k == 1 and obs.n_observed >= 2 and np.ptp(obs.y_raw) == 0.0:
             # Nothing to model (a constant objective, or a broken one): a GP would fit
             # infinite lengthscales and UCB would bounce between corners.
@@ -83,7 +82,8 @@ def fit_contexts(study: Study, trial: FrozenTrial, space: EncodedSpace, history:
     noisiest = max(ctxs, key=lambda c: c.model.posterior.effective_noise_var
                    / c.model.posterior.params.scale)
     avoid = exclusion(noisiest.obs, noisiest.model, space, history, failed,
-                      None if step.feasibility is None else step.feasibility.infeasible)
+                      None if step.feasibility is None else step.feasibility.infeasible,
+                      spread=settings.pending.spread)
     search = settings.search
     if k == 1:
         if not step.penalised:  # penalised targets tie by their penalty, not the objective

@@ -12,7 +12,7 @@ from optuna_gpbandit.failures import FailedTrials
 from optuna_gpbandit.model import GPModel
 from optuna_gpbandit.reset import NoReset, Reset
 from optuna_gpbandit.search import AcquisitionSearch
-from optuna_gpbandit.pending import Censoring, Hallucinate, PendingRule
+from optuna_gpbandit.pending import Hallucinate, PendingRule
 from optuna_gpbandit.acquisition.ucb import UCB
 from optuna_gpbandit.acquisition.width import BetaSchedule, Theorem1
 from optuna_gpbandit.gp.information import gamma_upper_bound
@@ -75,7 +75,7 @@ class GPUCBSampler(GPBanditSampler):
         scalarization: str = "chebyshev",
     ) -> None:
         super().__init__(**forward(GPBanditSampler, locals()))
-        if isinstance(self._settings.pending, Censoring) and self._settings.pending.theory_beta:
+        if self._settings.pending.sets_width:
             raise ValueError(
                 "pending=Censoring(theory_beta=True) sets Verma et al.'s beta_t, which has the "
                 "IGP-UCB form: use IGPUCBSampler or GPTSSampler, or set theory_beta=False."
