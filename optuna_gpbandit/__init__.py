@@ -1,13 +1,14 @@
 """Gaussian-process bandit samplers for Optuna.
 
 Each suggestion runs one pipeline of stages (``samplers/_base.py``, ``GPBanditSampler._choose``):
-study history (``_history``) -> history cut (``reset=``: ``changepoint``, ``restarts``) ->
-start-up design (``_startup``) -> failed rows (``failures=``, ``failures``) -> constraints
+study history (``_history``) -> reset (``reset=``: ``reset``, ``changepoint``, ``restarts``)
+-> start-up design (``_startup``) -> failed rows (``failures=``, ``failures``) -> constraints
 (``constraints=``, ``samplers/_constraint_step``, ``constraints``) -> pending rows
 (``pending=``, ``pending``) -> observations (``_observations``, ``_space``) -> one GP per
-objective (``model=``, ``gp``, ``_fitted_gp``) -> what to avoid (``_row_effects``,
-``samplers/_context``) -> acquisition (``acquisition``) -> maximiser (``search=``,
-``_maximize``) -> params. Each settings object owns its stage's policy. The storage schema is
+objective (``model=``, ``model``, ``gp``, ``_fitted_gp``) -> what to avoid
+(``samplers/_context``) -> acquisition (``acquisition``) -> maximiser (``search=``,
+``search``, ``_maximize``) -> params. Each settings object lives in the public module of its
+stage and carries its stage's policy through the pipeline. The storage schema is
 ``_storage``; ``report`` summarises finished studies. See docs/how-it-works.md.
 """
 

@@ -29,7 +29,6 @@ from optuna_gpbandit._observations import Observations, limit_rows
 from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit._storage import STATE, read_trial_json
 from optuna_gpbandit.gp.fit import fit_hyperparameters
-from optuna_gpbandit._row_effects import imputed_noise
 from optuna_gpbandit.gp.kernels import check_kernel_name
 from optuna_gpbandit.gp.posterior import GPParams, GPPosterior, NumericalError
 
@@ -138,9 +137,10 @@ def _posterior(obs: Observations, params: GPParams, space: EncodedSpace,
     (:meth:`~optuna_gpbandit._design.RowLabels.posterior`; hallucinated labels are the
     observed-data mean).
 
-    Imputed labels of failed trials carry extra noise (:func:`_row_effects.imputed_noise`).
+    Imputed labels of failed trials carry the extra noise their rule gives them
+    (:meth:`~optuna_gpbandit.failures.FailedTrials.noise`).
     """
-    noise = imputed_noise(obs, params, space.is_categorical)
+    noise = obs.failure_rule.noise(obs, params, space.is_categorical)
 
     def condition(rows: np.ndarray | None, y: np.ndarray) -> GPPosterior:
         if rows is None:
@@ -148,7 +148,7 @@ def _posterior(obs: Observations, params: GPParams, space: EncodedSpace,
         return GPPosterior(obs.X[rows], y, params, space.is_categorical,
                            None if noise is None else noise[rows], prior_mean)
 
-    return obs.rule.posterior(obs.observed, obs.y, obs.X, condition)
+    return obs.pending_rule.posterior(obs.observed, obs.y, obs.X, condition)
 
 
 def fit_model(

@@ -7,7 +7,7 @@ mean 0 and standard deviation 1 (scale 1 when there are fewer than two values or
 equal), using the observed values only.
 
 Rows of pending trials (see :mod:`optuna_gpbandit.pending`) follow the observed ones. Their
-label is what their rule says (:attr:`Observations.rule`): the censored value (the lowest
+label is what their rule says (:attr:`Observations.pending_rule`): the censored value (the lowest
 observed target, or the user's lower bound of the objective if that is lower), or, for
 hallucination, the posterior mean of the observed rows, filled in by the model stage.
 """
@@ -27,7 +27,7 @@ from optuna.trial import FrozenTrial, TrialState
 from optuna_gpbandit import _warping
 from optuna_gpbandit.model import GPModel
 from optuna_gpbandit._design import Design, RowLabels
-from optuna_gpbandit.failures import FailedRow, imputed_labels
+from optuna_gpbandit.failures import FailedRow, FailedTrials, imputed_labels
 from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit._history import direction_sign
 
@@ -58,9 +58,12 @@ class Observations:
         after all observed rows.
     in_window
         Mask of rows whose posterior standard deviation enters the ``nu_t`` sum.
-    rule
+    pending_rule
         What the unobserved rows mean to the model (their pending rule): the model stage asks
         it for the posterior (:meth:`~optuna_gpbandit._design.RowLabels.posterior`).
+    failure_rule
+        What the imputed rows do once the GP is fitted (:class:`FailedTrials`: their extra
+        noise, the regions the maximiser avoids).
     n_dropped
         Observed rows left out by :func:`limit_rows` (counted in ``t`` and in the refit
         schedule, not in the posterior).
@@ -79,16 +82,18 @@ class Observations:
     sign: float
     observed: np.ndarray
     in_window: np.ndarray
-    rule: RowLabels
+    pending_rule: RowLabels
     n_dropped: int
     imputed: np.ndarray
+    failure_rule: FailedTrials
     warp: _warping.Warp | None
 
     def __init__(self, X: np.ndarray, y: np.ndarray, y_raw: np.ndarray, shift: float,
                  scale: float, numbers: np.ndarray, sign: float = 1.0,
                  observed: np.ndarray | None = None, in_window: np.ndarray | None = None,
-                 rule: RowLabels | None = None, n_dropped: int = 0,
-                 imputed: np.ndarray | None = None, warp: _warping.Warp | None = None) -> None:
+                 pending_rule: RowLabels = RowLabels(), n_dropped: int = 0,
+                 imputed: np.ndarray | None = None, failure_rule: FailedTrials = FailedTrials(),
+                 warp: _warping.Warp | None = None) -> None:
         # written out (not the dataclass's) so that the masks may be omitted and still always
         # be arrays once built: all rows observed, none in the window, none imputed
         n = y.shape[0]
@@ -97,9 +102,9 @@ class Observations:
             ("numbers", numbers), ("sign", sign),
             ("observed", np.ones(n, dtype=bool) if observed is None else observed),
             ("in_window", np.zeros(n, dtype=bool) if in_window is None else in_window),
-            ("rule", RowLabels() if rule is None else rule), ("n_dropped", n_dropped),
+            ("pending_rule", pending_rule), ("n_dropped", n_dropped),
             ("imputed", np.zeros(n, dtype=bool) if imputed is None else imputed),
-            ("warp", warp),
+            ("failure_rule", failure_rule), ("warp", warp),
         ):
             object.__setattr__(self, name, value)
 
@@ -188,6 +193,7 @@ def build_observations(
     design: Design | None = None,
     targets: dict[int, float] | None = None,
     failed: list[FailedRow] | None = None,
+    failures: FailedTrials = FailedTrials(),
     scale_floor: float | None = None,
     one_objective: bool = True,
 ) -> Observations:
@@ -198,8 +204,9 @@ def build_observations(
     trials replace ``trials`` and its pending rows are appended, labelled as the design's rule
     says (:meth:`~optuna_gpbandit._design.RowLabels.label`; a bound of the objective that the
     rule knows applies with ``one_objective`` only). ``targets`` (trial number -> oriented
-    target) replaces the oriented objective values, e.g. by penalised ones. ``failed`` rows (see :mod:`optuna_gpbandit.failures`) follow the observed
-    trials with imputed labels (none while nothing is observed). ``scale_floor`` bounds the
+    target) replaces the oriented objective values, e.g. by penalised ones. ``failed`` rows (see :mod:`optuna_gpbandit.failures`), those the
+    ``failures`` rule models, follow the observed trials with imputed labels (none while nothing
+    is observed). ``scale_floor`` bounds the
     standardising scale from below (after a change point: the spread of the whole study, so a
     young segment's few values do not set the model's amplitude). With output warping
     (:attr:`GPModel.warps_outputs`) the standardised targets are warped
@@ -215,7 +222,7 @@ def build_observations(
         y_raw = oriented_values(trials, direction)
     else:
         y_raw = np.array([targets[t.number] for t in trials], dtype=float)
-    failed = list(failed or []) if y_raw.size else []
+    failed = failures.model_rows(list(failed or [])) if y_raw.size else []
     if failed:
         y_raw = np.concatenate([y_raw, imputed_labels(failed, y_raw)])
     shift, scale = standardization(y_raw[: len(trials)]) if standardize else (0.0, 1.0)
@@ -255,8 +262,9 @@ def build_observations(
         sign=sign,
         observed=np.arange(n_obs + len(rows)) < n_obs,
         in_window=np.array(in_window, dtype=bool),
-        rule=rule,
+        pending_rule=rule,
         imputed=(np.arange(n_obs + len(rows)) >= len(trials)) & (np.arange(n_obs + len(rows)) < n_obs),
+        failure_rule=failures,
         warp=fitted,
     )
 

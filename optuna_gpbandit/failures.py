@@ -34,7 +34,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable, Protocol
 
 import numpy as np
 from optuna.study import Study, StudyDirection
@@ -42,18 +42,29 @@ from optuna.trial import FrozenTrial, TrialState
 
 from optuna_gpbandit._arguments import check_bool, check_number
 from optuna_gpbandit._history import History, PendingTrial, direction_sign, finite_result
+from optuna_gpbandit._extreme import EXTREME_GAP, extreme_numbers
+from optuna_gpbandit._maximize import union_regions
 from optuna_gpbandit._notices import INFO, WARNING, log_once
+from optuna_gpbandit.gp.kernels import Kernel
+from optuna_gpbandit.gp.posterior import GPParams, GPPosterior, NumericalError
 
 # "Keeps hitting failures": this many of the last _RECENT finished trials failed.
 _RECENT, _RECENT_FAILED = 20, 10
-EXTREME_GAP = 10.0  # FailedTrials(extreme_gap=...)'s default [design choice]
-EXTREME_MIN_SHARE = 0.25  # the values above an extreme gap are at least this share of trials
-UNUSABLE_GAP = 100.0
-"""A single value whose gap to the next better value is this many times the spread of all the
-values above it is extreme without a repeat [design choice]: a diverged run (an MLP's squared
-error of 1.8e7 among values of 5.6e3-2.9e4, 780 times their range) is a code, not a measurement
-(issue 47). Measured from the cut's top instead (a first form), ordinary losses below a near-tied
-stump plateau counted as extreme and cost 36 points on one in-house task."""
+class Observations(Protocol):
+    """What the failed rows' effects read of the model's observations
+    (:class:`optuna_gpbandit._observations.Observations`, built downstream of this stage)."""
+
+    @property
+    def X(self) -> np.ndarray: ...  # noqa: N802 (the observations' name)
+
+    @property
+    def observed(self) -> np.ndarray: ...
+
+    @property
+    def imputed(self) -> np.ndarray: ...
+
+    @property
+    def n(self) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -119,59 +130,26 @@ class FailedTrials:
         report(study, trial, rows, self.impute)
         return history, rows
 
-    def model_rows(self, rows: list[FailedRow]) -> list[FailedRow] | None:
-        """The rows the model's observations take (``None``: none, ``impute=False``)."""
-        return rows if self.impute else None
+    def model_rows(self, rows: list[FailedRow]) -> list[FailedRow]:
+        """The rows the model's observations take (none with ``impute=False``)."""
+        return rows if self.impute else []
 
+    def noise(self, obs: Observations, params: GPParams,
+              is_categorical: np.ndarray) -> np.ndarray | None:
+        """Extra noise variance of the observations' rows once the GP's hyperparameters
+        ``params`` are known (:func:`imputed_noise`; ``None``: no imputed row)."""
+        return imputed_noise(obs, params, is_categorical)
 
-def extreme_numbers(trials: list[FrozenTrial], direction: StudyDirection,
-                    gap: float = EXTREME_GAP) -> set[int]:
-    """Numbers of the COMPLETE ``trials`` whose values are extreme: below the widest cut
-    between two consecutive distinct values (oriented, larger is better) ``v_k < v_{k+1}``
-    with ``v_{k+1} - v_k > gap (v_max - v_{k+1})``, where the values from ``v_{k+1}`` up are
-    two distinct values or more and at least :data:`EXTREME_MIN_SHARE` of the trials (a few
-    excellent values are not a bulk that makes the rest extreme), and every value below the
-    cut is a code, not a measurement: repeated (a penalty constant returned by two trials or
-    more), or a single value far from every better one (:func:`_all_codes`). Distinct values
-    below a wide gap that lie near each other (a branch of the space whose values are large)
-    are measurements the model keeps.
-
-    Scale-free: a penalty ``P`` counts once it is ``gap`` times farther from the worst valid
-    value than the valid values are from each other, whatever ``P`` is."""
-    if len(trials) < 4:
-        return set()
-    y = direction_sign(direction) * np.array([t.value for t in trials], dtype=float)
-    # The rule is scale-free: scaled to at most 1 in size, values near the float limit do not
-    # overflow its products and differences (which would only warn: inf compares correctly).
-    finite = np.isfinite(y)
-    y = y / max(float(np.max(np.abs(y[finite]))) if finite.any() else 1.0, 1e-300)
-    v, counts = np.unique(y, return_counts=True)  # ascending: worst first
-    above = np.cumsum(counts[::-1])[::-1]  # trials with a value >= v[i]
-    cut = None
-    for k in range(v.size - 2):
-        spread = v[-1] - v[k + 1]
-        if not (v[k + 1] - v[k] > gap * spread and above[k + 1] >= EXTREME_MIN_SHARE * len(trials)):
-            continue
-        if _all_codes(v, counts, k):
-            cut = v[k]
-    if cut is None:
-        return set()
-    return {t.number for t, value in zip(trials, y) if value <= cut}
-
-
-def _all_codes(v: np.ndarray, counts: np.ndarray, k: int) -> bool:
-    """Whether every distinct value ``v[0..k]`` (oriented, ascending) below a cut is a code:
-    repeated, or a single value whose gap to the next better value exceeds
-    :data:`UNUSABLE_GAP` times the spread of all values above it (``v_max - v_{j+1}``).
-    Measured from each value's own neighbour, a single value far from every better one (a
-    diverged run) is a code, while ordinary values below a near-tied top (a stump plateau
-    0.71799, 0.7183 above losses of 0.78-0.90, each 0.01 from the next) are not."""
-    for j in range(k + 1):
-        if counts[j] >= 2:
-            continue
-        if not v[j + 1] - v[j] > UNUSABLE_GAP * (v[-1] - v[j + 1]):
-            return False
-    return True
+    def avoided(self, obs: Observations, params: GPParams,
+                is_categorical: np.ndarray) -> Callable[[np.ndarray], np.ndarray] | None:
+        """``region(X) -> mask`` of the points the maximiser avoids for the failed rows: a
+        failing region (:func:`failing_region`) and where trials are predicted to fail
+        (:func:`failure_risk_region`); ``None`` if neither."""
+        if not obs.imputed.any():
+            return None
+        share = failure_share(obs, params, is_categorical)
+        return union_regions(failing_region(obs, params, is_categorical, share),
+                             failure_risk_region(obs, params, is_categorical, share))
 
 
 def _last_intermediate(trial: FrozenTrial) -> float | None:
@@ -260,3 +238,128 @@ def report(study: Study, trial: FrozenTrial, rows: list[FailedRow], impute: bool
                  "with a known point). Check the objective for a failing region or a bug; the "
                  "model %s them.", trial.number, bad, len(finished), what,
                  "learns to avoid" if impute else "ignores")
+
+
+# ---------------------------------------------- what failed rows do once the GP is fitted
+IMPUTED_NOISE = 0.1  # extra noise of an imputed row at failure share 1/2, times the kernel scale
+REGION_SHARE = 0.5  # failure share from which a failed trial's neighbourhood is avoided
+NEIGHBOURS = 5  # nearest observed rows that give a failed trial's failure share
+
+
+def failure_share(obs: Observations, params: GPParams, is_categorical: np.ndarray) -> np.ndarray:
+    """Share of failures around each imputed row of ``obs``.
+
+    Among its ``NEIGHBOURS`` nearest other observed rows (distances scaled by the GP's
+    lengthscales), with one pseudo-observation at the study's overall failure share: near 1
+    inside a failing region or on its boundary, near the overall share for a failure among good
+    results (a random crash). Nearest neighbours rather than kernel weights: a smooth objective
+    has lengthscales much longer than the width of its failure boundary.
+    """
+    seen = np.flatnonzero(obs.observed)  # observed rows come first: indices 0 .. n_obs - 1
+    failed = obs.imputed[seen].astype(float)
+    idx = np.flatnonzero(obs.imputed)
+    closeness = Kernel(params.kernel, params.lengthscales, 1.0, is_categorical, params.warp)(
+        obs.X[idx], obs.X[seen])
+    closeness[np.arange(idx.size), idx] = -np.inf  # not itself
+    k = min(NEIGHBOURS, seen.size - 1)
+    if k < 1:
+        return np.full(idx.size, failed.mean())
+    near = np.argpartition(-closeness, k - 1, axis=1)[:, :k]
+    return (failed[near].sum(axis=1) + failed.mean()) / (k + 1.0)
+
+
+def imputed_noise(obs: Observations, params: GPParams, is_categorical: np.ndarray
+                  ) -> np.ndarray | None:
+    """Extra noise variance of each row [design choice]: none on real observations; on an
+    imputed row, ``IMPUTED_NOISE * scale * (1 - p) / p`` for its :func:`failure_share` ``p``.
+
+    A failure among failures gets little noise, so the mean there drops to the imputed worst
+    value; a failure among good results gets much, so it only dents the mean and does not push
+    the search away from a good region.
+    """
+    if not obs.imputed.any():
+        return None
+    p = failure_share(obs, params, is_categorical)
+    noise = np.zeros(obs.n)
+    noise[obs.imputed] = IMPUTED_NOISE * params.scale * np.minimum(
+        (1.0 - p) / np.maximum(p, 1e-3), 100.0)
+    return noise
+
+
+def failing_region(obs: Observations, params: GPParams, is_categorical: np.ndarray,
+                   share: np.ndarray | None = None) -> Callable[[np.ndarray], np.ndarray] | None:
+    """``region(X) -> mask`` of points whose nearest observed point (in the GP's lengthscales)
+    is a failed trial inside a failing region (:func:`failure_share` ``>= REGION_SHARE``), or
+    ``None`` if there is none.
+
+    The maximiser avoids these points: near a failing region's boundary the GP mean, which must
+    be smooth, cannot drop as fast as the objective does, and without this rule UCB would probe
+    just past the boundary again and again. Random failures (low share) exclude nothing but
+    their own point. ``share``: :func:`failure_share` if the caller has it already.
+    """
+    if not obs.imputed.any():
+        return None
+    if share is None:
+        share = failure_share(obs, params, is_categorical)
+    region = np.zeros(obs.n, dtype=bool)
+    region[obs.imputed] = share >= REGION_SHARE
+    seen = obs.observed
+    if not region[seen].any():
+        return None
+    kernel = Kernel(params.kernel, params.lengthscales, 1.0, is_categorical, params.warp)
+    W_seen, bad = kernel.warped(obs.X[seen]), region[seen]  # warped once, not per call
+
+    def mask(X: np.ndarray) -> np.ndarray:
+        return bad[np.argmax(kernel.of_warped(kernel.warped(np.atleast_2d(X)), W_seen), axis=1)]
+
+    return mask
+
+
+FAILURE_RISK = 0.3
+"""Predicted failure probability from which the maximiser avoids a point [design choice]."""
+
+
+def failure_risk_region(obs: Observations, params: GPParams, is_categorical: np.ndarray,
+                        share: np.ndarray | None = None
+                        ) -> Callable[[np.ndarray], np.ndarray] | None:
+    """``region(X) -> mask`` of points whose predicted probability of failing is at least
+    ``FAILURE_RISK``, or ``None`` (fewer than two failed rows, nothing but failures, or no
+    failed row among failures: :func:`failure_share` below ``REGION_SHARE`` for all, with the
+    objective GP's ``params``).
+
+    The probability is a GP on the observed rows' outcomes (1: failed, 0: completed) with its
+    own MAP hyperparameters, so it learns *where* trials fail, not only which points did: along
+    a boundary of a diverging region (a learning rate too large, for any weight decay) it
+    extends to points never tried, with a lengthscale of its own that sharpens as failures
+    and successes meet at the boundary. Random failures (a crash anywhere) give a low, flat
+    prediction (their share); and while no failure has failed neighbours the classifier is
+    not used at all, since a GP fitted to a few isolated 1s puts bumps around them that
+    cost regret (Hartmann-3 with 10 % random crashes: GP-UCB's median regret 1e-3 with them,
+    4e-6 without) [design choice:
+    least-squares classification, the posterior mean of the 0/1 outcomes; cheaper than a
+    probit GP and as good a boundary for a threshold]. ``share``: :func:`failure_share` if
+    the caller has it already.
+    """
+    from optuna_gpbandit.gp.fit import fit_hyperparameters
+
+    seen = np.flatnonzero(obs.observed)
+    failed = obs.imputed[seen].astype(float)
+    if failed.sum() < 2 or failed.all():
+        return None
+    if share is None:
+        share = failure_share(obs, params, is_categorical)
+    if not np.any(share >= REGION_SHARE):
+        return None  # isolated failures only (random crashes)
+    base, spread = float(failed.mean()), float(failed.std())
+    z = (failed - base) / spread
+    X = obs.X[seen]
+    try:
+        fitted = fit_hyperparameters(X, z, is_categorical, params.kernel)
+        post = GPPosterior(X, z, fitted, is_categorical)
+    except (NumericalError, ValueError):
+        return None
+
+    def mask(Xq: np.ndarray) -> np.ndarray:
+        return post.mean_var(np.atleast_2d(Xq))[0] * spread + base >= FAILURE_RISK
+
+    return mask

@@ -13,7 +13,7 @@ from optuna.study import StudyDirection
 from optuna.trial import create_trial
 
 from optuna_gpbandit import FailedTrials, GPUCBSampler, sampler_record
-from optuna_gpbandit.failures import extreme_numbers
+from optuna_gpbandit._extreme import extreme_numbers
 from optuna_gpbandit._observations import standardization
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)

@@ -20,7 +20,7 @@ from optuna_gpbandit import (
     IGPUCBSampler,
 )
 from benchmarks.problems import Diverged, lrwd_objective
-from optuna_gpbandit import _row_effects, failures as failures_module
+from optuna_gpbandit import failures as failures_module
 from optuna_gpbandit._history import collect_history
 from optuna_gpbandit._observations import build_observations
 from optuna_gpbandit._space import EncodedSpace
@@ -106,13 +106,13 @@ def test_failure_share_tells_a_failing_region_from_random_failures():
     obs = Observations(X=X[order], y=np.zeros(60), y_raw=np.zeros(60), shift=0.0, scale=1.0,
                        numbers=np.arange(60), imputed=failed[order])
     params = GPParams("matern52", np.array([0.5, 0.5]), 1.0, 1e-4)
-    share = _row_effects.failure_share(obs, params, np.zeros(2, dtype=bool))
+    share = failures_module.failure_share(obs, params, np.zeros(2, dtype=bool))
     in_region = region[order][obs.imputed]
     assert np.median(share[in_region]) >= 0.7  # its edge has good neighbours too
     assert share[~in_region].max() < 0.5
-    noise = _row_effects.imputed_noise(obs, params, np.zeros(2, dtype=bool))[obs.imputed]
+    noise = failures_module.imputed_noise(obs, params, np.zeros(2, dtype=bool))[obs.imputed]
     assert noise[~in_region].min() > 5 * np.median(noise[in_region])
-    avoid = _row_effects.failing_region(obs, params, np.zeros(2, dtype=bool))
+    avoid = failures_module.failing_region(obs, params, np.zeros(2, dtype=bool))
     deep = obs.X[obs.imputed][np.argmax(share)]  # a failure among failures
     probe = np.array([deep + 0.002, [0.3, 0.5], X[3], X[3] + 0.01])
     assert avoid(probe).tolist() == [True, False, False, False]
@@ -134,15 +134,15 @@ def test_the_failure_risk_extends_along_a_boundary_and_ignores_random_failures()
     X = rng.random((40, 2))
     failed = X[:, 0] > 0.6 + 0.3 * X[:, 1]  # a diagonal edge
     params = GPParams("matern52", np.array([0.5, 0.5]), 1.0, 1e-4)  # the objective's GP
-    risk = _row_effects.failure_risk_region(_outcomes(X, failed), params, np.zeros(2, dtype=bool))
+    risk = failures_module.failure_risk_region(_outcomes(X, failed), params, np.zeros(2, dtype=bool))
     probe = np.array([[0.95, 0.1], [0.98, 0.7], [0.3, 0.2], [0.55, 0.9], [0.7, 0.9]])
     assert risk(probe).tolist() == [True, True, False, False, False]
     crashes = np.zeros(40, dtype=bool)
     crashes[[2, 11, 23, 31]] = True  # 10 % anywhere
-    assert _row_effects.failure_risk_region(_outcomes(X, crashes), params,
-                                            np.zeros(2, dtype=bool)) is None
-    assert _row_effects.failure_risk_region(_outcomes(X, np.zeros(40, dtype=bool)), params,
-                                            np.zeros(2, dtype=bool)) is None
+    assert failures_module.failure_risk_region(_outcomes(X, crashes), params,
+                                               np.zeros(2, dtype=bool)) is None
+    assert failures_module.failure_risk_region(_outcomes(X, np.zeros(40, dtype=bool)), params,
+                                               np.zeros(2, dtype=bool)) is None
 
 
 def test_a_diagonal_diverging_edge_is_learned():

@@ -249,7 +249,7 @@ def test_hallucination_keeps_the_completed_mean_and_the_censored_variance():
     from optuna_gpbandit._fitted_gp import _posterior
 
     _, _, space, obs, params, post_c = _obs_and_posteriors(hallucinate=True)
-    assert isinstance(obs.rule, Hallucinate)
+    assert isinstance(obs.pending_rule, Hallucinate)
     post = _posterior(obs, params, space)
     _, _, _, obs_cens, _, _ = _obs_and_posteriors()
     post_cens = GPPosterior(obs_cens.X, obs_cens.y, params, space.is_categorical)

@@ -10,7 +10,6 @@ import numpy as np
 from optuna.study import Study
 from optuna.trial import FrozenTrial
 
-from optuna_gpbandit import _row_effects
 from optuna_gpbandit.failures import FailedRow
 from optuna_gpbandit._history import History
 from optuna_gpbandit._maximize import Exclusion, union_regions
@@ -174,25 +173,20 @@ def exclusion(obs: Observations, model: FittedModel, space: EncodedSpace, histor
               infeasible: Callable[[np.ndarray], np.ndarray] | None = None, *,
               spread: float) -> Exclusion:
     """What the maximiser must not propose while anything else is left: the neighbourhood of
-    the points of trials still pending (within ``spread``: the pending rule's), the points of failed trials and of
-    trials presumed dead, points not worth evaluating again (:func:`exhausted_points`), the
-    neighbourhoods of failed trials inside a failing region and where trials are predicted to
-    fail (:func:`~optuna_gpbandit._row_effects.failure_risk_region`), and points that no
-    constraint's confidence bound admits (``infeasible``,
-    :mod:`optuna_gpbandit.constraints.feasible`)."""
+    the points of trials still pending (within ``spread``: the pending rule's), the points of
+    failed trials and of trials presumed dead, points not worth evaluating again
+    (:func:`exhausted_points`), the regions the failed rows' rule avoids
+    (:meth:`~optuna_gpbandit.failures.FailedTrials.avoided`: a failing region, where trials are
+    predicted to fail), and points that no constraint's confidence bound admits
+    (``infeasible``, :mod:`optuna_gpbandit.constraints.feasible`)."""
     pending = np.isin(obs.numbers, [p.trial.number for p in history.pending]) & ~obs.observed
     params, categorical = model.posterior.params, space.is_categorical
-    share = _row_effects.failure_share(obs, params, categorical) if obs.imputed.any() else None
     return Exclusion(
         np.vstack([
             space.encode_many([r.params for r in failed] + [p.params for p in history.dead]),
             exhausted_points(obs.X[obs.fit_rows], obs.y[obs.fit_rows], deterministic(model)),
         ]),
-        union_regions(
-            _row_effects.failing_region(obs, params, categorical, share),
-            _row_effects.failure_risk_region(obs, params, categorical, share),
-            infeasible,
-        ),
+        union_regions(obs.failure_rule.avoided(obs, params, categorical), infeasible),
         apart=obs.X[pending], radius=spread,
     )
 

@@ -52,7 +52,7 @@ def fit_contexts(study: Study, trial: FrozenTrial, space: EncodedSpace, history:
         obs = build_observations(
             history.completed, space, direction, model, design=design,
             targets=objective_targets(study, history, i) if k > 1 else step.targets,
-            failed=settings.failures.model_rows(failed),
+            failed=failed, failures=settings.failures,
             scale_floor=study_spread(history.all_trials, study.direction) if view.start else None,
             one_objective=k == 1)  # (a known lower bound is of the one objective)
         if k == 1 and obs.n_observed >= 2 and np.ptp(obs.y_raw) == 0.0:
