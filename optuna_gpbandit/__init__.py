@@ -3,7 +3,7 @@
 Each suggestion runs one pipeline of stages (``samplers/_base.py``, ``GPBanditSampler._choose``):
 study history (``_history``) -> reset (``reset=``: ``reset``, ``changepoint``, ``restarts``)
 -> start-up design (``_startup``) -> failed rows (``failures=``, ``failures``) -> constraints
-(``constraints=``, ``samplers/_constraint_step``, ``constraints``) -> pending rows
+(``constraints=``, ``constraints``) -> pending rows
 (``pending=``, ``pending``) -> observations (``_observations``, ``_space``) -> one GP per
 objective (``model=``, ``model``, ``gp``, ``_fitted_gp``) -> what to avoid
 (``samplers/_context``) -> acquisition (``acquisition``) -> maximiser (``search=``,
@@ -24,7 +24,8 @@ from optuna_gpbandit.search import TrustRegion
 from optuna_gpbandit.acquisition.width import (BetaSchedule, CandidateDraw, InfoGainWidth,
                                                PathDraw, Theorem1, Theorem2, Theorem3)
 from optuna_gpbandit.changepoint import ChangeDetection, CPDSettings, ResidualTest
-from optuna_gpbandit.constraints import FeasibleConstraints, LongTermConstraints
+from optuna_gpbandit.constraints import (FeasibleConstraints, LongTermConstraints,
+                                         NoiselessMultipliers, NoisyMultipliers)
 from optuna_gpbandit.report import (
     ConstraintReport,
     HypervolumeReport,
@@ -61,6 +62,8 @@ __all__ = [
     "IgnorePending",
     "InfoGainWidth",
     "NoReset",
+    "NoiselessMultipliers",
+    "NoisyMultipliers",
     "PathDraw",
     "PendingRule",
     "Restarts",

@@ -19,9 +19,10 @@ name                   on     kind   written by                          read by
                                                                          ``restarts``, ``report``
 ``gpbandit:finish``    trial  JSON   ``pending.record_finish``           ``pending.trial_delay``
                                      (``after_trial``)
-``gpbandit:multipliers`` trial JSON  ``samplers._constraint_step``       users, ``report``
+``gpbandit:multipliers`` trial JSON  ``constraints.long_term``          users, ``report``
                                      (long-term constraints)             (diagnostics)
-``gpbandit:role``      trial  str    ``samplers._segments``              ``changepoint.stage``
+``gpbandit:role``      trial  str    ``changepoint.stage``               ``changepoint.stage``
+                                     (``before_trial``)
 ``gpbandit:prediction`` trial list   ``changepoint.stage``               ``changepoint.stage``
                                      (``store_prediction``)              (residual test)
 ``gpbandit:change_points`` study list ``changepoint.stage``              users (informational)

@@ -31,14 +31,17 @@ ordered trials (no sampler, no mutable algorithm state):
 
 * the Algorithm 3 **noise inflation** ``sqrt(1 + sum_j kappa_j^2)`` (:func:`noise_width_factor`)
   and the IGP-UCB width of both algorithms (:func:`constrained_beta`);
-* :class:`LongTermConstraints`, the configuration a sampler holds; its
+* :class:`LongTermConstraints`, the rule a sampler holds; its
   :meth:`~LongTermConstraints.prepare` maps the study's trials to a :class:`ConstraintStage`
   (GP trials, target transform, multiplier state).
 
 Modules (one concern each; everything public is re-exported here):
 
-* :mod:`~optuna_gpbandit.constraints.feasible` -- the constraint GPs of the feasible-point rule
-  (:class:`FeasibleConstraints`, :class:`ConstraintModels`);
+* :mod:`~optuna_gpbandit.constraints.step` -- the stage each rule runs (:class:`ConstraintRule`,
+  :class:`ConstraintStep`; :class:`NoConstraints` for ``constraints=None``);
+* :mod:`~optuna_gpbandit.constraints.feasible` -- the feasible-point rule
+  (:class:`FeasibleConstraints`); :mod:`~optuna_gpbandit.constraints.models` -- its constraint
+  GPs (:class:`ConstraintModels`);
 * :mod:`~optuna_gpbandit.constraints.psi` -- the penalty shape ``psi`` of Algorithm 2;
 * :mod:`~optuna_gpbandit.constraints.data` -- reading constraint values from trials, the
   constraint matrix and the policy for unusable data;
@@ -46,8 +49,11 @@ Modules (one concern each; everything public is re-exported here):
   the recovered :class:`MultiplierState`;
 * :mod:`~optuna_gpbandit.constraints.penalties` -- the penalised targets, the noise inflation and
   the IGP-UCB width;
-* :mod:`~optuna_gpbandit.constraints.stage` -- :class:`LongTermConstraints` and
-  :class:`ConstraintStage`.
+* :mod:`~optuna_gpbandit.constraints.long_term` -- the long-term rule
+  (:class:`LongTermConstraints`) with its multiplier rules
+  (:mod:`~optuna_gpbandit.constraints.algorithms`: :class:`NoiselessMultipliers`,
+  Algorithm 2, and :class:`NoisyMultipliers`, Algorithm 3), and
+  :mod:`~optuna_gpbandit.constraints.stage` -- what it hands the GP (:class:`ConstraintStage`).
 
 Reading constraints
 -------------------
@@ -109,11 +115,10 @@ from optuna_gpbandit.constraints.data import (
     constraint_vector,
     trial_constraints,
 )
-from optuna_gpbandit.constraints.feasible import (
-    ConstraintModels,
-    FeasibleConstraints,
-    OptimisticViolation,
-)
+from optuna_gpbandit.constraints.algorithms import NoiselessMultipliers, NoisyMultipliers
+from optuna_gpbandit.constraints.feasible import FeasibleConstraints
+from optuna_gpbandit.constraints.long_term import VARIANTS, LongTermConstraints
+from optuna_gpbandit.constraints.models import ConstraintModels, OptimisticViolation
 from optuna_gpbandit.constraints.multipliers import (
     MultiplierState,
     epoch_index,
@@ -143,15 +148,18 @@ from optuna_gpbandit.constraints.psi import (
     psi_exp,
     psi_poly,
 )
-from optuna_gpbandit.constraints.stage import (
-    VARIANTS,
-    ConstraintStage,
-    LongTermConstraints,
-)
+from optuna_gpbandit.constraints.stage import ConstraintStage
+from optuna_gpbandit.constraints.step import (ConstraintRule, ConstraintStep,
+                                              NoConstraints)
 
 __all__ = [
     "ConstraintModels",
+    "ConstraintRule",
+    "ConstraintStep",
     "FeasibleConstraints",
+    "NoConstraints",
+    "NoiselessMultipliers",
+    "NoisyMultipliers",
     "OptimisticViolation",
     "CONSTRAINTS_KEY",
     "CONSTRAINT_PREFIX",

@@ -19,24 +19,28 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence, cast
+from typing import Sequence
 
 import numpy as np
-from optuna.study import StudyDirection
+from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
 from optuna_gpbandit.model import GPModel
-from optuna_gpbandit._maximize import Acquisition
 from optuna_gpbandit._fitted_gp import fit_model
 from optuna_gpbandit._observations import build_observations
 from optuna_gpbandit._space import EncodedSpace
-from optuna_gpbandit.constraints.data import MISSING_POLICIES, SkippedTrial, constraint_matrix
+from optuna_gpbandit._history import History
+from optuna_gpbandit.constraints.data import (MISSING_POLICIES, SkippedTrial, constraint_matrix,
+                                           trial_constraints)
+from optuna_gpbandit.constraints.models import ConstraintModels
 from optuna_gpbandit.constraints.stage import unit_scales
+from optuna_gpbandit.constraints.step import (ConstraintRule, ConstraintStep, log_skipped,
+                                              no_constraint_data)
 from optuna_gpbandit.gp.posterior import GPPosterior, NumericalError
 
 
 @dataclass(frozen=True)
-class FeasibleConstraints:
+class FeasibleConstraints(ConstraintRule):
     """Constraints to satisfy trial by trial (``constraints=FeasibleConstraints()``).
 
     Parameters
@@ -66,8 +70,26 @@ class FeasibleConstraints:
                 f"on_missing must be one of {MISSING_POLICIES}, got {self.on_missing!r}."
             )
 
+    def step(self, *, auto: bool, study: Study, trial: FrozenTrial, space: EncodedSpace,
+             history: History, start: int, model: GPModel, seed: int, sampler_name: str,
+             n_startup_trials: int) -> ConstraintStep:
+        """The constraint models of the completed trials from ``start`` on (:meth:`fit`),
+        with their record; said once when no trial reports constraint values (unless
+        ``auto``: ``constraints="auto"`` is quiet while unused)."""
+        counted = [t for t in history.completed if t.number >= start]
+        feasibility, skipped = self.fit(counted, space, model, seed)
+        log_skipped(study, skipped, "the constraint models", sampler_name)
+        step = ConstraintStep(history, feasibility=feasibility)
+        if feasibility is not None or not auto:  # quiet when unused
+            step.record["feasibility"] = {
+                "constraints": 0 if feasibility is None else len(feasibility.models),
+                "warped": 0 if feasibility is None else sum(feasibility.warped)}
+        if not auto and not any(trial_constraints(t)[0] for t in counted):
+            no_constraint_data(study, counted, sampler_name, n_startup_trials)
+        return step
+
     def fit(self, trials: Sequence[FrozenTrial], space: EncodedSpace, model: GPModel,
-            seed: int) -> tuple["ConstraintModels | None", tuple[SkippedTrial, ...]]:
+            seed: int) -> tuple[ConstraintModels | None, tuple[SkippedTrial, ...]]:
         """One GP per constraint on the COMPLETE ``trials`` with constraint values (``None``
         while there are fewer than two such trials), with the settings
         :meth:`GPModel.for_constraints` derives from the sampler's ``model``, and the trials
@@ -130,82 +152,3 @@ def signed_log(g: np.ndarray) -> np.ndarray:
     kept, units drop out, and a few huge violations (a model 20 times over a memory budget) no
     longer flatten the GP's view of the values near the threshold."""
     return np.sign(g) * np.log1p(np.abs(g) / _warp_scale(g))
-
-
-@dataclass(frozen=True)
-class ConstraintModels:
-    """Fitted constraint GPs: ``(posterior, standardised threshold)`` per constraint."""
-
-    models: tuple[tuple[GPPosterior, float], ...]
-    width: float
-    names: tuple[str, ...]
-    warped: tuple[bool, ...] = ()  # per model: fitted on signed_log values
-
-    def lower_bounds(self, X: np.ndarray) -> np.ndarray:
-        """``(n, m)`` optimistic constraint values minus the threshold (standardised units);
-        ``<= 0``: possibly feasible."""
-        X = np.atleast_2d(X)
-        out = np.empty((X.shape[0], len(self.models)))
-        for j, (post, threshold) in enumerate(self.models):
-            mu, var = post.mean_var(X)
-            out[:, j] = mu - self.width * np.sqrt(np.maximum(var, 0.0)) - threshold
-        return out
-
-    def infeasible(self, X: np.ndarray) -> np.ndarray:
-        """Mask of the rows of ``X`` that no constraint's confidence bound admits."""
-        return cast(np.ndarray, (self.lower_bounds(X) > 0.0).any(axis=1))  # 2-D: an array
-
-    def excess(self, X: np.ndarray, margin: float = 0.0) -> np.ndarray:
-        """``sum_j max(0, lcb_j(x) + margin)`` for the rows of ``X``."""
-        return np.maximum(self.lower_bounds(X) + margin, 0.0).sum(axis=1)
-
-    def excess_grad(self, x: np.ndarray, margin: float = 0.0) -> tuple[float, np.ndarray]:
-        """:meth:`excess` at one point, and its gradient."""
-        total, grad = 0.0, np.zeros_like(np.asarray(x, dtype=float))
-        for post, threshold in self.models:
-            mu, var, dmu, dvar = post.mean_var_grad(x)
-            sd = math.sqrt(max(var, 0.0))
-            lb = mu - self.width * sd - threshold + margin
-            if lb > 0.0:
-                total += lb
-                grad += dmu - (self.width * 0.5 / sd) * dvar if sd > 1e-12 else dmu
-        return total, grad
-
-
-class OptimisticViolation:
-    """Acquisition ``-sum_j max(0, lcb_j(x))``: the point most likely to be feasible."""
-
-    def __init__(self, models: ConstraintModels) -> None:
-        self.models = models
-
-    def values(self, X: np.ndarray) -> np.ndarray:
-        return -self.models.excess(X)
-
-    def value_grad(self, x: np.ndarray) -> tuple[float, np.ndarray]:
-        total, grad = self.models.excess_grad(x)
-        return -total, -grad
-
-
-class Penalised:
-    """``acq(x) - weight * sum_j max(0, lcb_j(x) + margin)``: the acquisition, lowered outside
-    the points the constraint models admit.
-
-    The maximiser screens candidates (the inadmissible ones are excluded anyway) and then climbs
-    from the best ones by L-BFGS-B; without the penalty the climb leaves the admitted set and its
-    result is rejected, so the best point on a constraint's boundary is never reached. With an
-    exact penalty (``weight`` above the Lagrange multiplier, in standardised units) the climb
-    stops ``margin`` inside the boundary [design choice: weight 100, margin 1e-3].
-    """
-
-    def __init__(self, acq: Acquisition, models: ConstraintModels, weight: float = 100.0,
-                 margin: float = 1e-3) -> None:
-        self.acq, self.models = acq, models
-        self.weight, self.margin = float(weight), float(margin)
-
-    def values(self, X: np.ndarray) -> np.ndarray:
-        return self.acq.values(X) - self.weight * self.models.excess(X, self.margin)
-
-    def value_grad(self, x: np.ndarray) -> tuple[float, np.ndarray]:
-        value, grad = self.acq.value_grad(x)
-        over, dover = self.models.excess_grad(x, self.margin)
-        return value - self.weight * over, np.asarray(grad, dtype=float) - self.weight * dover

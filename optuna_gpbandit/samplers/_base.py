@@ -3,7 +3,7 @@
 ``_choose`` reads top to bottom, one stage a line: study history (``_history``; the union
 search space and its branches, ``_conditional``) -> history cut (``reset=``: change points,
 ``changepoint/``, or restarts, ``restarts``) -> start-up design (``_startup``) -> failed rows
-(``failures=``, ``failures``) -> constraints (``_constraint_step``) -> pending rows
+(``failures=``, ``failures``) -> constraints (``constraints=``, ``constraints/``) -> pending rows
 (``pending=``, ``pending``) -> observations and one GP per objective (``model=``,
 ``_observations``, ``_fitted_gp``, ``samplers/_models``) -> the acquisition's maximiser
 (``search=``; the sampler's ``_select``, or a scalarisation, ``_multi``) -> the step's record
@@ -42,7 +42,6 @@ from optuna_gpbandit._storage import STATE, write_trial_json
 from optuna_gpbandit._threads import single_threaded_blas
 from optuna_gpbandit.constraints import ConstraintModels
 from optuna_gpbandit.samplers._concurrency import MAX_ROUNDS, taken_meanwhile
-from optuna_gpbandit.samplers._constraint_step import constraint_step
 from optuna_gpbandit.samplers._context import SelectionContext, any_admitted, toward_feasibility
 from optuna_gpbandit.samplers._docs import document
 from optuna_gpbandit.samplers._models import fit_contexts
@@ -169,10 +168,10 @@ class GPBanditSampler(BaseSampler, abc.ABC):
         if x is not None:
             return x, None
         history, failed = s.failures.rows(study, trial, history)
-        step = constraint_step(
-            s.constraints, auto=s.auto_constraints, study=study, trial=trial, space=space,
-            history=history, start=view.start, model=s.model, seed=self._seed,
-            sampler_name=name, n_startup_trials=n_startup)
+        step = s.constraints.step(
+            auto=s.auto_constraints, study=study, trial=trial, space=space, history=history,
+            start=view.start, model=s.model, seed=self._seed, sampler_name=name,
+            n_startup_trials=n_startup)
         if step.startup:
             return self._startup_point(space, trial.number), None
         history = step.history
@@ -287,4 +286,4 @@ class GPBanditSampler(BaseSampler, abc.ABC):
     def _check_objectives(self, study: Study) -> None:
         """Raise for a multi-objective study this sampler (or its settings) cannot serve."""
         check_objectives(study, type(self).__name__, self._multi_objective,
-                         reset=self._settings.reset, long_term=self._settings.long_term)
+                         reset=self._settings.reset, constraints=self._settings.constraints)

@@ -17,7 +17,7 @@ from optuna_gpbandit.search import AcquisitionSearch
 from optuna_gpbandit._repeats import (POLISH_PATIENCE, exhausted_points, failed_polish,
                                       n_repeats, tied_values)
 from optuna_gpbandit._notices import INFO, log_once
-from optuna_gpbandit.constraints.feasible import ConstraintModels, OptimisticViolation, Penalised
+from optuna_gpbandit.constraints.models import ConstraintModels, OptimisticViolation, Penalised
 from optuna_gpbandit._fitted_gp import FittedModel
 from optuna_gpbandit._observations import Observations
 from optuna_gpbandit._space import EncodedSpace

@@ -19,9 +19,9 @@ from optuna_gpbandit._observations import Observations, build_observations, stud
 from optuna_gpbandit.pending import Design
 from optuna_gpbandit.reset import ResetView
 from optuna_gpbandit._space import EncodedSpace
+from optuna_gpbandit.constraints import ConstraintStep
 from optuna_gpbandit._maximize import Box
 from optuna_gpbandit.search import TrustRegion, in_force
-from optuna_gpbandit.samplers._constraint_step import ConstraintStep
 from optuna_gpbandit.samplers._context import (SelectionContext, deterministic, exclusion,
                                                polishing_search,
                                               log_repeats, log_ties)

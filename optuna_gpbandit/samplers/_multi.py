@@ -23,6 +23,7 @@ from optuna_gpbandit import _randomness
 from optuna_gpbandit._history import History, direction_sign
 from optuna_gpbandit._fitted_gp import latest_state
 from optuna_gpbandit._notices import INFO, log_once
+from optuna_gpbandit.constraints import ConstraintRule, NoConstraints
 from optuna_gpbandit.reset import NoReset, Reset
 from optuna_gpbandit.acquisition.scalarize import Scalarized, draw_weights
 from optuna_gpbandit.samplers._context import SelectionContext
@@ -32,9 +33,10 @@ _N_WARM_STARTS = 2  # best observed points per objective offered to the maximise
 
 
 def check_objectives(study: Study, sampler_name: str, supported: bool, *,
-                     reset: Reset = NoReset(), long_term: bool = False) -> None:
+                     reset: Reset = NoReset(),
+                     constraints: ConstraintRule = NoConstraints()) -> None:
     """Raise for a multi-objective study a sampler (``supported``: whether its acquisition
-    can be scalarised) or its settings (a ``reset`` of one objective, long-term constraints)
+    can be scalarised) or its settings (a ``reset`` or ``constraints`` rule of one objective)
     cannot serve."""
     if not study._is_multi_objective():
         return
@@ -47,10 +49,10 @@ def check_objectives(study: Study, sampler_name: str, supported: bool, *,
     if not reset.multi_objective:
         raise ValueError(f"reset={type(reset).__name__}(...) supports single-objective studies "
                          f"only; this study has {k} objectives.")
-    if long_term:
+    if not constraints.multi_objective:
         raise ValueError(
-            f"constraints=LongTermConstraints(...) supports single-objective studies only; "
-            f"this study has {k} objectives. constraints='auto' (the default) keeps each "
+            f"constraints={type(constraints).__name__}(...) supports single-objective studies "
+            f"only; this study has {k} objectives. constraints='auto' (the default) keeps each "
             "trial to the points the constraint models admit."
         )
 

@@ -17,8 +17,8 @@ from optuna_gpbandit.search import AcquisitionSearch
 from optuna_gpbandit.pending import PendingRule
 from optuna_gpbandit.reset import Reset, resolve_reset
 from optuna_gpbandit.acquisition.scalarize import check_scalarization
-from optuna_gpbandit.constraints import FeasibleConstraints, LongTermConstraints
-from optuna_gpbandit.samplers._constraint_step import resolve_constraints
+from optuna_gpbandit.constraints import (ConstraintRule, FeasibleConstraints,
+                                         LongTermConstraints, NoConstraints)
 
 ConstraintsArg = FeasibleConstraints | LongTermConstraints | str | None
 ConstraintsFunc = Callable[[FrozenTrial], Sequence[float]]
@@ -28,7 +28,8 @@ ConstraintsFunc = Callable[[FrozenTrial], Sequence[float]]
 class Settings:
     """What the stages of a suggestion read: the settings objects of the sampler's arguments
     (``model`` with ``deterministic_objective`` applied; ``constraints`` resolved with
-    ``constraints_func``, ``auto`` for GPSampler's ``"auto"``)."""
+    ``constraints_func`` into a rule, ``auto`` for GPSampler's ``"auto"``; ``reset`` a
+    :class:`~optuna_gpbandit.reset.Reset`)."""
 
     n_startup_trials: int | None
     model: GPModel
@@ -36,15 +37,36 @@ class Settings:
     pending: PendingRule
     failures: FailedTrials
     reset: Reset
-    constraints: FeasibleConstraints | LongTermConstraints | None
+    constraints: ConstraintRule
     auto_constraints: bool
     constraints_func: ConstraintsFunc | None
     scalarization: str
     warn_independent_sampling: bool
 
-    @property
-    def long_term(self) -> bool:
-        return isinstance(self.constraints, LongTermConstraints)
+
+def resolve_constraints(
+    constraints: ConstraintsArg, constraints_func: ConstraintsFunc | None,
+) -> tuple[ConstraintRule, bool]:
+    """The constraint rule of the ``constraints`` and ``constraints_func`` arguments, and
+    whether it is ``"auto"`` (GPSampler's meaning: the best feasible point once trials report
+    constraint values, quietly nothing before; a ``constraints_func`` asks for constraints
+    explicitly; ``None`` without one: :class:`NoConstraints`). Raises ``ValueError`` naming the
+    argument."""
+    if not (constraints is None or (isinstance(constraints, str) and constraints == "auto")
+            or isinstance(constraints, (LongTermConstraints, FeasibleConstraints))):
+        raise ValueError(
+            "constraints must be 'auto', None, or a FeasibleConstraints or "
+            f"LongTermConstraints instance, got {constraints!r}."
+        )
+    if constraints_func is not None and not callable(constraints_func):
+        raise ValueError("constraints_func must be callable.")
+    auto = constraints == "auto" and constraints_func is None
+    if constraints == "auto" or (constraints is None and constraints_func is not None):
+        return FeasibleConstraints(), auto
+    if constraints is None:
+        return NoConstraints(), auto
+    assert not isinstance(constraints, str)  # "auto" was replaced, other strings rejected
+    return constraints, auto
 
 
 def _instance(name: str, value: Any, cls: type, spelled: str) -> Any:

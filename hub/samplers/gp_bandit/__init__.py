@@ -20,6 +20,8 @@ from optuna_gpbandit import IgnorePending
 from optuna_gpbandit import IGPUCBSampler
 from optuna_gpbandit import InfoGainWidth
 from optuna_gpbandit import LongTermConstraints
+from optuna_gpbandit import NoiselessMultipliers
+from optuna_gpbandit import NoisyMultipliers
 from optuna_gpbandit import NoReset
 from optuna_gpbandit import PathDraw
 from optuna_gpbandit import PendingRule
@@ -67,4 +69,6 @@ __all__ = [
     # constraints
     "FeasibleConstraints",
     "LongTermConstraints",
+    "NoiselessMultipliers",
+    "NoisyMultipliers",
 ]
