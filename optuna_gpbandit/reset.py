@@ -3,7 +3,8 @@ default (:class:`NoReset`), change detection
 (:class:`~optuna_gpbandit.changepoint.ChangeDetection`) and restarts
 (:class:`~optuna_gpbandit.restarts.Restarts`).
 
-A reset keeps the trials from a trial number ``start`` on (:class:`ResetView`), and may instead
+The samplers' default ``reset=None`` is :class:`NoReset` (mapped once, at the door:
+:func:`resolve_reset`). A reset keeps the trials from a trial number ``start`` on (:class:`ResetView`), and may instead
 hand the suggestion a uniform exploration point (Avanesov's schedule). What each reset needs
 around the suggestion goes through the same hooks, which do nothing here: ``before_trial`` (a
 role stored when a trial starts), ``annotate`` (fields it wants in the step's record) and
@@ -107,8 +108,8 @@ class Reset:
 
 @dataclass(frozen=True)
 class NoReset(Reset):
-    """The model sees every trial of the study: ``reset=NoReset()``, the default (``None``
-    means the same)."""
+    """The model sees every trial of the study: ``reset=NoReset()``, what the default
+    ``reset=None`` means."""
 
 
 def resolve_reset(reset: Reset | None) -> Reset:

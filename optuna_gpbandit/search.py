@@ -15,6 +15,7 @@ or another worker gets the same box).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -180,6 +181,29 @@ class AcquisitionSearch:
                 raise ValueError("polish_distance must be at most min_distance "
                                  f"({self.min_distance!r}); got {self.polish_distance!r}.")
 
+    def for_space(self, space: EncodedSpace) -> AcquisitionSearch:
+        """These settings for one suggestion in ``space``: the trust region only where it is
+        in force (``min_dim`` numeric parameters or more, no branches), the one place that
+        decides both the box the maximiser stays in and the centre start."""
+        region = self.trust_region
+        if region is None or (not space.conditional and region.applies(~space.is_categorical)):
+            return self
+        return dataclasses.replace(self, trust_region=None)
+
+    @property
+    def starts_at_centre(self) -> bool:
+        """Whether the start-up design's first point is the centre of the box (a trust region
+        in force with ``start_at_centre``; see :meth:`for_space`)."""
+        return self.trust_region is not None and self.trust_region.start_at_centre
+
+    def box(self, X: np.ndarray, y: np.ndarray, numbers: np.ndarray, lengthscales: np.ndarray,
+            numeric: np.ndarray, n_startup: int) -> Box | None:
+        """The box the maximiser stays in (:meth:`TrustRegion.box`), or ``None`` without a
+        trust region."""
+        if self.trust_region is None:
+            return None
+        return self.trust_region.box(X, y, numbers, lengthscales, numeric, n_startup)
+
     def maximise(self, acq: Acquisition, space: EncodedSpace, rng: np.random.Generator, *,
                  warm_starts: np.ndarray | None = None,
                  exclude: np.ndarray | Exclusion | None = None,
@@ -189,12 +213,3 @@ class AcquisitionSearch:
                                     n_local_search=self.n_local_search,
                                     warm_starts=warm_starts, exclude=exclude,
                                     tol=self.min_distance, box=box)
-
-
-def in_force(region: TrustRegion | None, space: EncodedSpace) -> TrustRegion | None:
-    """``region`` if it applies to ``space`` (``min_dim`` numeric parameters or more, no
-    branches), else ``None``: the one place that decides both the box the maximiser stays in
-    and the centre start."""
-    if region is None or space.conditional or not region.applies(~space.is_categorical):
-        return None
-    return region

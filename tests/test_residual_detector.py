@@ -233,7 +233,7 @@ def test_avanesov_beta_is_the_papers_schedule():
     cd = sampler._settings.reset
     assert isinstance(cd.settings, CPDSettings) and not cd.residual
     assert cd.xi == pytest.approx(math.sqrt(3)) and cd.settings.threshold_const == 2.6
-    assert sampler._beta(11) == pytest.approx(beta(11))
+    assert sampler._beta.value(11) == pytest.approx(beta(11))
 
 
 @pytest.mark.parametrize("make, match", [

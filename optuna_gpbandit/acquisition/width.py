@@ -155,6 +155,27 @@ class Theorem3(BetaSchedule):
         return beta_theorem3(t, gamma_bound(), self.rkhs_bound, delta)
 
 
+@dataclass(frozen=True, kw_only=True)
+class GivenBeta(BetaSchedule):
+    """GP-UCB's ``beta`` given as a number (a constant ``beta_t``) or a callable ``beta(t)``:
+    used as given, no scale and no early factor (what :class:`~optuna_gpbandit.GPUCBSampler`
+    makes of ``beta=0.5`` or ``beta=lambda t: ...``).
+
+    Parameters
+    ----------
+    value
+        The constant ``beta_t``, or the callable ``beta(t)`` of the round ``t``.
+    """
+
+    value: float | Callable[[int], float]
+    scale: float = 1.0
+    early_factor: float = 1.0
+
+    def unscaled(self, t: int, *, delta: float, d: int, cardinality: int | None,
+                 n_candidates: int, gamma_bound: Callable[[], float]) -> float:
+        return float(self.value(t)) if callable(self.value) else self.value
+
+
 GAMMA_MODES = ("data", "theory")
 
 
@@ -240,6 +261,12 @@ class PathDraw:
     def __post_init__(self) -> None:
         check_int("n_features", self.n_features, 1)
 
+    @property
+    def on_candidates(self) -> bool:
+        """Whether the draw is a joint draw on a finite candidate set (else a path, maximised
+        like an acquisition, where the space is too large to enumerate)."""
+        return False
+
 
 @dataclass(frozen=True, kw_only=True)
 class CandidateDraw:
@@ -251,3 +278,13 @@ class CandidateDraw:
     ``O(kept^3)``: keep ``n_candidates`` at a few thousand at most. In 4-6 dimensions this
     finite set is too coarse (median simple regret 0.152 on Hartmann-6 and 2.04 on Levy-4
     against the path draw's; docs/benchmarks.md)."""
+
+    @property
+    def n_features(self) -> int:
+        """Random Fourier features of a path draw, where one is needed all the same (a
+        multi-objective study scalarises path draws)."""
+        return DEFAULT_FEATURES
+
+    @property
+    def on_candidates(self) -> bool:
+        return True

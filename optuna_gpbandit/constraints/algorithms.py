@@ -6,7 +6,7 @@ Algorithm 2, :class:`NoisyMultipliers` Algorithm 3; each validates its own field
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Sequence
+from typing import Any, Callable, ClassVar, Sequence, cast
 
 import numpy as np
 
@@ -58,19 +58,22 @@ class NoiselessMultipliers:
         object.__setattr__(self, "max_log_kappa",
                            _check_max_log("max_log_kappa", self.max_log_kappa))
 
+    @property
+    def shape(self) -> Psi:
+        """The penalty shape (``psi`` as :func:`make_psi` made it)."""
+        return cast(Psi, self.psi)
+
     def recover(self, G: np.ndarray, epoch_length: int, n_trials_hint: int | None,
                 names: Sequence[str]) -> MultiplierState:
         """The multipliers after the full epochs of ``G`` (:func:`recover_noiseless`)."""
-        assert isinstance(self.psi, Psi)  # made in __post_init__
-        return recover_noiseless(G, epoch_length, self.psi,
+        return recover_noiseless(G, epoch_length, self.shape,
                                  self.kappa_init if G.shape[1] else 1.0, self.max_log_kappa,
                                  names)
 
     def penalties(self, G: np.ndarray, state: MultiplierState,
                   max_log_penalty: float) -> np.ndarray:
         """``sum_j kappa_j (psi(g_j) - 1)`` per row of ``G``."""
-        assert isinstance(self.psi, Psi)
-        return noiseless_penalties(G, state.log_kappa_array, self.psi, max_log_penalty)
+        return noiseless_penalties(G, state.log_kappa_array, self.shape, max_log_penalty)
 
     def delta_factor(self, n_epochs: int) -> float:
         """The factor of ``delta`` in the width: ``1 / L``."""

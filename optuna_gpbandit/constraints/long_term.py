@@ -8,7 +8,7 @@ import dataclasses
 import datetime
 import math
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Sequence, cast
 
 import numpy as np
 from optuna.study import Study
@@ -187,8 +187,7 @@ class LongTermConstraints(ConstraintRule):
     @property
     def psi(self) -> Psi | None:
         """Algorithm 2's penalty shape (``None`` for Algorithm 3)."""
-        psi = getattr(self.multipliers, "psi", None)
-        return psi if isinstance(psi, Psi) else None
+        return cast("Psi | None", getattr(self.multipliers, "psi", None))
 
     @property
     def kappa_init(self) -> float | tuple[float, ...]:

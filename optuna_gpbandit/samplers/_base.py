@@ -33,8 +33,8 @@ from optuna_gpbandit._conditional import (completed_trials, study_encoded_space,
 from optuna_gpbandit.failures import FailedTrials
 from optuna_gpbandit.model import GPModel
 from optuna_gpbandit._history import History, collect_history, direction_sign, write_sampled_params
-from optuna_gpbandit.reset import NoReset, Reset
-from optuna_gpbandit.search import AcquisitionSearch, in_force
+from optuna_gpbandit.reset import Reset
+from optuna_gpbandit.search import AcquisitionSearch
 from optuna_gpbandit.pending import Hallucinate, PendingRule
 from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit._startup import startup_count, startup_stage
@@ -77,7 +77,7 @@ class GPBanditSampler(BaseSampler, abc.ABC):
         search: AcquisitionSearch = AcquisitionSearch(),
         pending: PendingRule = Hallucinate(),
         failures: FailedTrials = FailedTrials(),
-        reset: Reset | None = NoReset(),
+        reset: Reset | None = None,
         constraints: ConstraintsArg = "auto",
         scalarization: str = "chebyshev",
     ) -> None:
@@ -161,10 +161,9 @@ class GPBanditSampler(BaseSampler, abc.ABC):
             return view.uniform, None
         history = view.history
         n_startup = startup_count(s.n_startup_trials, space.prior_dim)
-        region = in_force(s.search.trust_region, space)
+        search = s.search.for_space(space)
         x = startup_stage(space, history, trial.number, self._seed, n_startup,
-                          s.reset.fresh_startup, view.start,
-                          centre=region is not None and region.start_at_centre)
+                          s.reset.fresh_startup, view.start, centre=search.starts_at_centre)
         if x is not None:
             return x, None
         history, failed = s.failures.rows(study, trial, history)
@@ -177,7 +176,7 @@ class GPBanditSampler(BaseSampler, abc.ABC):
         history = step.history
         design = s.pending.design(study, trial, history)
         ctxs = fit_contexts(study, trial, space, history, design, failed, step, view, s,
-                            self._seed, n_startup)
+                            search, self._seed, n_startup)
         if ctxs is None:
             return self._startup_point(space, trial.number), None
         x, record = self._decide(ctxs, history, step.feasibility)

@@ -21,7 +21,7 @@ from optuna_gpbandit.reset import ResetView
 from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit.constraints import ConstraintStep
 from optuna_gpbandit._maximize import Box
-from optuna_gpbandit.search import TrustRegion, in_force
+from optuna_gpbandit.search import AcquisitionSearch
 from optuna_gpbandit.samplers._context import (SelectionContext, deterministic, exclusion,
                                                polishing_search,
                                               log_repeats, log_ties)
@@ -29,20 +29,22 @@ from optuna_gpbandit.samplers._multi import objective_targets, stored_states
 from optuna_gpbandit.samplers._settings import Settings
 
 
-def _box(region: TrustRegion, obs: Observations, fit: FittedModel, space: EncodedSpace,
+def _box(search: AcquisitionSearch, obs: Observations, fit: FittedModel, space: EncodedSpace,
          n_startup: int) -> Box | None:
-    """The trust region of the observed rows (real observations only)."""
+    """The trust region of the observed rows (real observations only), if any."""
     rows = np.flatnonzero(obs.fit_rows)
-    return region.box(obs.X[rows], obs.y_raw[rows], obs.numbers[rows],
+    return search.box(obs.X[rows], obs.y_raw[rows], obs.numbers[rows],
                       fit.posterior.params.lengthscales, ~space.is_categorical, n_startup)
 
 
 def fit_contexts(study: Study, trial: FrozenTrial, space: EncodedSpace, history: History,
                  design: Design, failed: list[FailedRow], step: ConstraintStep, view: ResetView,
-                 settings: Settings, seed: int, n_startup: int) -> list[SelectionContext] | None:
+                 settings: Settings, search: AcquisitionSearch, seed: int,
+                 n_startup: int) -> list[SelectionContext] | None:
     """One fitted model per objective on the observations (pending and failed rows
     included), with what the maximiser must avoid; ``None``: a quasi-random point instead
-    (nothing to model, or a GP that cannot be factorised)."""
+    (nothing to model, or a GP that cannot be factorised). ``search``: the settings' search
+    for this space (:meth:`~optuna_gpbandit.search.AcquisitionSearch.for_space`)."""
     k = len(study.directions)
     model = settings.model.for_study(k, settings.reset.objective_units)
     previous = (stored_states(history, trial, k) if k > 1
@@ -69,14 +71,12 @@ def fit_contexts(study: Study, trial: FrozenTrial, space: EncodedSpace, history:
             return None
         fitted.append(pair)
     rng = _randomness.trial_rng(seed, trial.number, _randomness.SAMPLE)
-    region = in_force(settings.search.trust_region, space)
-    ctxs = [SelectionContext(study, trial, space, obs, fit, rng, settings.search,
+    ctxs = [SelectionContext(study, trial, space, obs, fit, rng, search,
                              settings.pending.width_bonus(obs, fit.posterior),
                              step.noise_factor, step.delta_factor,
                              feasibility=step.feasibility,
                              n_unresolved=history.n_unresolved,
-                             box=None if region is None
-                             else _box(region, obs, fit, space, n_startup))
+                             box=_box(search, obs, fit, space, n_startup))
             for obs, fit in fitted]
     # The least deterministic objective decides whether evaluated points are done.
     noisiest = max(ctxs, key=lambda c: c.model.posterior.effective_noise_var
@@ -84,7 +84,6 @@ def fit_contexts(study: Study, trial: FrozenTrial, space: EncodedSpace, history:
     avoid = exclusion(noisiest.obs, noisiest.model, space, history, failed,
                       None if step.feasibility is None else step.feasibility.infeasible,
                       spread=settings.pending.spread)
-    search = settings.search
     if k == 1:
         if not step.penalised:  # penalised targets tie by their penalty, not the objective
             log_ties(study, trial, noisiest.obs)

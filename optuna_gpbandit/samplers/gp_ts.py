@@ -11,11 +11,11 @@ from optuna_gpbandit._arguments import forward
 from optuna_gpbandit.failures import FailedTrials
 from optuna_gpbandit.model import GPModel
 from optuna_gpbandit._maximize import allowed
-from optuna_gpbandit.reset import NoReset, Reset
+from optuna_gpbandit.reset import Reset
 from optuna_gpbandit.search import AcquisitionSearch
 from optuna_gpbandit.pending import Hallucinate, PendingRule
 from optuna_gpbandit._space import EncodedSpace
-from optuna_gpbandit.acquisition.pathwise import DEFAULT_FEATURES, SamplePath
+from optuna_gpbandit.acquisition.pathwise import SamplePath
 from optuna_gpbandit.acquisition.thompson import thompson_choice
 from optuna_gpbandit.acquisition.width import CandidateDraw, InfoGainWidth, PathDraw
 from optuna_gpbandit.samplers._base import SelectionContext
@@ -89,7 +89,7 @@ class GPTSSampler(KernelizedBanditSampler):
         search: AcquisitionSearch = AcquisitionSearch(n_candidates=512),
         pending: PendingRule = Hallucinate(),
         failures: FailedTrials = FailedTrials(),
-        reset: Reset | None = NoReset(),
+        reset: Reset | None = None,
         constraints: ConstraintsArg = "auto",
         scalarization: str = "chebyshev",
     ) -> None:
@@ -113,14 +113,12 @@ class GPTSSampler(KernelizedBanditSampler):
         v, terms = self.width_t(ctx, thompson=True)
         nu = v + ctx.width_bonus
         # (a multi-objective study scalarises path draws, whichever the draw)
-        draw = self._draw
-        n_features = draw.n_features if isinstance(draw, PathDraw) else DEFAULT_FEATURES
-        path = SamplePath(ctx.model.posterior, ctx.space, nu, ctx.rng, n_features)
+        path = SamplePath(ctx.model.posterior, ctx.space, nu, ctx.rng, self._draw.n_features)
         return path, {"v": v, "nu": nu, **terms, "draw": "path"}
 
     def _select(self, ctx: SelectionContext) -> tuple[np.ndarray, dict[str, Any]]:
         full = ctx.space.enumerate(ctx.search.n_candidates)
-        if isinstance(self._draw, PathDraw) and full is None:
+        if not self._draw.on_candidates and full is None:
             path, record = self._acquisition(ctx)
             return ctx.maximise(path), record
         v, terms = self.width_t(ctx, thompson=True)

@@ -10,11 +10,11 @@ from optuna.samplers import BaseSampler
 from optuna_gpbandit._arguments import forward
 from optuna_gpbandit.failures import FailedTrials
 from optuna_gpbandit.model import GPModel
-from optuna_gpbandit.reset import NoReset, Reset
+from optuna_gpbandit.reset import Reset
 from optuna_gpbandit.search import AcquisitionSearch
 from optuna_gpbandit.pending import Hallucinate, PendingRule
 from optuna_gpbandit.acquisition.ucb import UCB
-from optuna_gpbandit.acquisition.width import BetaSchedule, Theorem1
+from optuna_gpbandit.acquisition.width import BetaSchedule, GivenBeta, Theorem1
 from optuna_gpbandit.gp.information import gamma_upper_bound
 from optuna_gpbandit.samplers._base import GPBanditSampler, SelectionContext
 from optuna_gpbandit.samplers._docs import document
@@ -24,15 +24,18 @@ _GAMMA_BOUND_POINTS = 256
 Beta = BetaSchedule | float | Callable[[int], float]
 
 
-def check_beta(beta: Any) -> Beta:
-    """A :class:`BetaSchedule`, a finite constant ``>= 0`` or a callable ``beta(t)``."""
-    if isinstance(beta, BetaSchedule) or callable(beta):
+def check_beta(beta: Any) -> BetaSchedule:
+    """A :class:`BetaSchedule`, or a finite constant ``>= 0`` or a callable ``beta(t)`` as a
+    :class:`GivenBeta` (used as given)."""
+    if isinstance(beta, BetaSchedule):
         return beta
+    if callable(beta):
+        return GivenBeta(value=beta)
     if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not (
             math.isfinite(beta) and beta >= 0):
         raise ValueError("beta must be a schedule (Theorem1(), Theorem2(), Theorem3()), a "
                          f"finite constant >= 0 or a callable beta(t); got {beta!r}.")
-    return float(beta)
+    return GivenBeta(value=float(beta))
 
 
 @document
@@ -70,7 +73,7 @@ class GPUCBSampler(GPBanditSampler):
         search: AcquisitionSearch = AcquisitionSearch(),
         pending: PendingRule = Hallucinate(),
         failures: FailedTrials = FailedTrials(),
-        reset: Reset | None = NoReset(),
+        reset: Reset | None = None,
         constraints: ConstraintsArg = "auto",
         scalarization: str = "chebyshev",
     ) -> None:
@@ -85,15 +88,10 @@ class GPUCBSampler(GPBanditSampler):
     def beta_t(self, ctx: SelectionContext) -> float:
         """``beta_t`` for the round in ``ctx`` before the schedule's scale and early factor."""
         t, space, beta = ctx.t, ctx.space, self._beta
-        if isinstance(beta, BetaSchedule):
-            value = beta.unscaled(t, delta=beta.delta * ctx.delta_factor, d=space.d,
-                                  cardinality=space.cardinality,
-                                  n_candidates=ctx.search.n_candidates,
-                                  gamma_bound=lambda: self._gamma_bound(ctx))
-        elif callable(beta):
-            value = float(beta(t))
-        else:
-            value = beta
+        value = beta.unscaled(t, delta=beta.delta * ctx.delta_factor, d=space.d,
+                              cardinality=space.cardinality,
+                              n_candidates=ctx.search.n_candidates,
+                              gamma_bound=lambda: self._gamma_bound(ctx))
         if not (math.isfinite(value) and value >= 0):
             raise ValueError(f"beta_t must be finite and >= 0, got {value} at t={t}.")
         return value
@@ -105,9 +103,7 @@ class GPUCBSampler(GPBanditSampler):
         return gamma_upper_bound(post.kernel(D, D) / scale, post.effective_noise_var / scale, ctx.t)
 
     def _acquisition(self, ctx: SelectionContext) -> tuple[UCB, dict[str, Any]]:
-        schedule = self._beta if isinstance(self._beta, BetaSchedule) else None
-        early = 1.0 if schedule is None else ctx.early_factor(schedule.early_factor)
-        scale = 1.0 if schedule is None else schedule.scale
-        beta = scale * early * self.beta_t(ctx)
+        early = ctx.early_factor(self._beta.early_factor)
+        beta = self._beta.scale * early * self.beta_t(ctx)
         nu = math.sqrt(beta) + ctx.width_bonus
         return UCB(ctx.model.posterior, nu), {"beta": beta, "nu": nu, "early_factor": early}
