@@ -74,9 +74,9 @@ def diagnosing(cls, problem, log: list):
         def _select(self, ctx):
             x, record = super()._select(ctx)
             xs = ctx.space.encode(problem.optimum)[None, :]
-            mu, var = ctx.model.posterior.mean_var(xs)
+            mu, var = ctx.gp.posterior.mean_var(xs)
             mu_obj, sd_obj = ctx.obs.to_objective(float(mu[0]), float(np.sqrt(var[0])))
-            log.append((ctx.t, mu_obj, sd_obj, ctx.model.posterior.params.lengthscales.copy()))
+            log.append((ctx.t, mu_obj, sd_obj, ctx.gp.posterior.params.lengthscales.copy()))
             return x, record
 
     return Diagnosed

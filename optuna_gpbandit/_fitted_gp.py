@@ -36,7 +36,7 @@ _logger = get_logger(__name__)
 
 
 @dataclass(frozen=True)
-class FittedModel:
+class FittedGP:
     posterior: GPPosterior
     n_fit: int  # number of observations the hyperparameters were fitted on
     refitted: bool
@@ -107,7 +107,7 @@ this many pseudo-observations [design choice]."""
 
 
 def branch_levels(obs: Observations, space: EncodedSpace,
-                  config: GPModel) -> Callable[[np.ndarray], np.ndarray] | None:
+                  model: GPModel) -> Callable[[np.ndarray], np.ndarray] | None:
     """The prior mean of a conditional space's GP: one level per branch, the mean of the
     branch's observed (standardised, warped) targets shrunk towards 0
     (:data:`BRANCH_PSEUDO_COUNT`); ``None`` for a plain space or ``branch_levels=False``.
@@ -116,7 +116,7 @@ def branch_levels(obs: Observations, space: EncodedSpace,
     average of all targets; in a branch whose values are all poor (a costly model class) the
     unexplored corners then looked as good as anywhere, and UCB kept paying for them. With the
     branch's level as the prior mean, its unexplored parts are expected at its level."""
-    if not (config.branch_levels and isinstance(space, ConditionalSpace)):
+    if not (model.branch_levels and isinstance(space, ConditionalSpace)):
         return None
     cond = space
     rows = obs.fit_rows
@@ -151,73 +151,73 @@ def _posterior(obs: Observations, params: GPParams, space: EncodedSpace,
     return obs.pending_rule.posterior(obs.observed, obs.y, obs.X, condition)
 
 
-def fit_model(
+def fit_gp(
     obs: Observations,
     space: EncodedSpace,
-    config: GPModel,
+    model: GPModel,
     previous: dict[str, Any] | None,
     seed: int,
-) -> FittedModel:
+) -> FittedGP:
     """Posterior for ``obs``: refit or reuse hyperparameters according to the schedule.
 
     Hyperparameters are fitted on the real observations only (censored and imputed labels
     would inflate the noise and shrink the lengthscales); the posterior conditions on every row.
     """
-    noise = config.noise_var
-    mean = branch_levels(obs, space, config)
+    noise = model.noise_var
+    mean = branch_levels(obs, space, model)
     n = obs.n_observed_all  # the refit schedule follows all observations
-    fixed_l = config.lengthscales_for(space)
-    if fixed_l is not None and config.kernel_scale is not None and noise is not None:
-        params = GPParams(config.kernel, fixed_l.copy(), config.kernel_scale, noise)
-        return FittedModel(_posterior(obs, params, space, mean), n, False)
+    fixed_l = model.lengthscales_for(space)
+    if fixed_l is not None and model.kernel_scale is not None and noise is not None:
+        params = GPParams(model.kernel, fixed_l.copy(), model.kernel_scale, noise)
+        return FittedGP(_posterior(obs, params, space, mean), n, False)
 
     parsed = parse_state(previous, space)
     prev_params, prev_n_fit = parsed if parsed is not None else (None, 0)
     if (
         prev_params is None
-        or prev_params.kernel != config.kernel
-        or (prev_params.warp is not None) != config.warps_inputs
-        or _needs_refit(n, prev_n_fit, config.refit_growth)
+        or prev_params.kernel != model.kernel
+        or (prev_params.warp is not None) != model.warps_inputs
+        or _needs_refit(n, prev_n_fit, model.refit_growth)
     ):
         X, y = obs.X[obs.fit_rows], obs.y[obs.fit_rows]
         if mean is not None:
             y = y - mean(X)
-        if X.shape[0] > config.max_fit_points:
+        if X.shape[0] > model.max_fit_points:
             rng = _randomness.trial_rng(seed, n, _randomness.FIT)
-            idx = np.sort(rng.choice(X.shape[0], config.max_fit_points, replace=False))
+            idx = np.sort(rng.choice(X.shape[0], model.max_fit_points, replace=False))
             X, y = X[idx], y[idx]
         params = fit_hyperparameters(
-            X, y, space.is_categorical, config.kernel,
-            fixed_lengthscales=fixed_l, fixed_scale=config.kernel_scale,
+            X, y, space.is_categorical, model.kernel,
+            fixed_lengthscales=fixed_l, fixed_scale=model.kernel_scale,
             fixed_noise_var=noise, warm_start=prev_params,
             restart=_restart_fit(n, None if parsed is None else prev_n_fit),
-            prior_dim=space.prior_dim, input_warping=config.warps_inputs,
+            prior_dim=space.prior_dim, input_warping=model.warps_inputs,
         )
         n_fit, refitted = n, True
     else:  # reuse the last fit; fixed values always win over stored ones
         params = GPParams(
-            config.kernel,
+            model.kernel,
             prev_params.lengthscales if fixed_l is None else fixed_l.copy(),
-            prev_params.scale if config.kernel_scale is None else config.kernel_scale,
+            prev_params.scale if model.kernel_scale is None else model.kernel_scale,
             prev_params.noise_var if noise is None else noise,
             prev_params.warp,
         )
         n_fit, refitted = prev_n_fit, False
-    return FittedModel(_posterior(obs, params, space, mean), n_fit, refitted)
+    return FittedGP(_posterior(obs, params, space, mean), n_fit, refitted)
 
 
-def capped_fit(obs: Observations, space: EncodedSpace, config: GPModel,
+def capped_fit(obs: Observations, space: EncodedSpace, model: GPModel,
                previous: dict[str, Any] | None, seed: int, number: int,
-               what: str = "the GP") -> tuple[Observations, FittedModel] | None:
-    """``obs`` cut to ``config.max_posterior_points`` rows
+               what: str = "the GP") -> tuple[Observations, FittedGP] | None:
+    """``obs`` cut to ``model.max_posterior_points`` rows
     (:func:`~optuna_gpbandit._observations.limit_rows`, the subset drawn from trial
-    ``number``'s stream) and the GP fitted on them (:func:`fit_model`); ``None`` (logged,
+    ``number``'s stream) and the GP fitted on them (:func:`fit_gp`); ``None`` (logged,
     naming ``what`` and the trial) when the GP cannot be factorised: the caller then samples
     a quasi-random point."""
     rng = _randomness.trial_rng(seed, number, _randomness.SUBSET)
-    obs = limit_rows(obs, config.max_posterior_points, rng, space.is_categorical)
+    obs = limit_rows(obs, model.max_posterior_points, rng, space.is_categorical)
     try:
-        return obs, fit_model(obs, space, config, previous, seed)
+        return obs, fit_gp(obs, space, model, previous, seed)
     except NumericalError:
         _logger.warning("Trial %d: %s could not be factorised; sampling a quasi-random "
                         "point.", number, what)

@@ -1,7 +1,7 @@
 """The model's settings (``model=GPModel(...)``): one object, read where the model is built.
 
 The observation stage (:func:`optuna_gpbandit._observations.build_observations`: standardised
-and warped targets) and the model stage (:func:`optuna_gpbandit._fitted_gp.fit_model`,
+and warped targets) and the model stage (:func:`optuna_gpbandit._fitted_gp.fit_gp`,
 :func:`~optuna_gpbandit._fitted_gp.capped_fit`: kernel, hyperparameters, refit schedule, posterior
 cap) take this object whole, so a new model option is a field here and the code that uses it.
 What depends on the study rather than on the user (output warping with several objectives or
@@ -163,10 +163,6 @@ class GPModel:
         """Input warping is fitted: asked for, and the lengthscales are not fixed (a fixed
         lengthscale fixes the input geometry)."""
         return self.input_warping and self.lengthscale is None
-
-    @property
-    def fits_anything(self) -> bool:
-        return self.lengthscale is None or self.kernel_scale is None or self.noise_var is None
 
     def lengthscales_for(self, space: EncodedSpace) -> np.ndarray | None:
         """The fixed lengthscales, one per parameter of ``space`` (``None`` if fitted)."""

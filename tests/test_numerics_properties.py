@@ -19,7 +19,7 @@ from optuna.trial import create_trial
 from optuna_gpbandit.pending import Design, DesignRow
 from optuna_gpbandit._maximize import maximize_acquisition
 from optuna_gpbandit.model import GPModel
-from optuna_gpbandit._fitted_gp import fit_model
+from optuna_gpbandit._fitted_gp import fit_gp
 from optuna_gpbandit._observations import build_observations
 from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit.acquisition.thompson import thompson_choice
@@ -86,7 +86,7 @@ def test_pipeline_stays_finite(case, seed):
     assert np.isfinite(obs.X).all() and np.isfinite(obs.y).all()
     assert np.isfinite(obs.shift) and np.isfinite(obs.scale) and obs.scale > 0
 
-    model = fit_model(obs, space, config, None, seed)
+    model = fit_gp(obs, space, config, None, seed)
     post = model.posterior
     p = post.params
     assert np.isfinite(p.lengthscales).all() and (p.lengthscales > 0).all()

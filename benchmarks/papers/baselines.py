@@ -175,7 +175,7 @@ class _ImprovementSampler(_BaselineSampler):
             return 0.0
         if self._incumbent == "observed":
             return float(np.max(ctx.obs.y[seen]))
-        return float(np.max(ctx.model.posterior.mean_var(ctx.obs.X[seen])[0]))
+        return float(np.max(ctx.gp.posterior.mean_var(ctx.obs.X[seen])[0]))
 
 
 class EISampler(_ImprovementSampler):
@@ -186,7 +186,7 @@ class EISampler(_ImprovementSampler):
 
     def _acquisition(self, ctx):
         tau = self.incumbent(ctx)
-        acq = ExpectedImprovementAcq(ctx.model.posterior, tau, self._xi)
+        acq = ExpectedImprovementAcq(ctx.gp.posterior, tau, self._xi)
         return acq, {"tau": tau, "xi": self._xi}
 
 
@@ -199,7 +199,7 @@ class PISampler(_ImprovementSampler):
 
     def _acquisition(self, ctx):
         tau = self.incumbent(ctx)
-        acq = ProbabilityOfImprovementAcq(ctx.model.posterior, tau, self._xi)
+        acq = ProbabilityOfImprovementAcq(ctx.gp.posterior, tau, self._xi)
         return acq, {"tau": tau, "xi": self._xi}
 
 
@@ -207,11 +207,11 @@ class MeanOnlySampler(_BaselineSampler):
     """Pure exploitation: argmax of the posterior mean."""
 
     def _acquisition(self, ctx):
-        return MeanAcq(ctx.model.posterior), {}
+        return MeanAcq(ctx.gp.posterior), {}
 
 
 class VarianceOnlySampler(_BaselineSampler):
     """Pure exploration: argmax of the posterior variance (Srinivas et al., eq. 4)."""
 
     def _acquisition(self, ctx):
-        return VarianceAcq(ctx.model.posterior), {}
+        return VarianceAcq(ctx.gp.posterior), {}

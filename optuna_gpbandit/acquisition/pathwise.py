@@ -62,9 +62,9 @@ class SamplePath:
         self._cat = np.flatnonzero(cat)
         # a conditional space's inactive code (-1) is one more category, the last column
         n_choices = [int(space.columns[j].size) + space.conditional for j in self._cat]
-        width = self._num.size + sum(n_choices)  # dimension of the embedding
+        n_embedded = self._num.size + sum(n_choices)  # dimension of the embedding
         M = int(n_features)
-        omega = rng.standard_normal((M, width))
+        omega = rng.standard_normal((M, n_embedded))
         if params.kernel == "matern52":  # multivariate t, 2 nu = 5 degrees of freedom
             omega *= np.sqrt(5.0 / rng.chisquare(5.0, size=(M, 1)))
         self._W = omega[:, : self._num.size] / ls[self._num]  # (M, numeric dims)

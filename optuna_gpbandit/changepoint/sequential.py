@@ -68,13 +68,13 @@ def _check_alpha(alpha: float) -> float:
 def _score_distribution(drift: float, clip: float, n_bins: int,
                         h: float) -> tuple[np.ndarray, np.ndarray]:
     """Probabilities of the increments ``clip(Z, -clip, clip) - drift`` of one side of the
-    CUSUM, rounded to the grid of width ``h / n_bins``."""
+    CUSUM, rounded to the grid of step ``h / n_bins``."""
     from scipy import stats
-    width = h / n_bins
-    lo = int(math.floor((-clip - drift) / width))
-    hi = int(math.ceil((clip - drift) / width))
+    step = h / n_bins
+    lo = int(math.floor((-clip - drift) / step))
+    hi = int(math.ceil((clip - drift) / step))
     steps = np.arange(lo, hi + 1)
-    edges = (steps[1:] - 0.5) * width + drift  # Z in [edge_{j-1}, edge_j) -> step j
+    edges = (steps[1:] - 0.5) * step + drift  # Z in [edge_{j-1}, edge_j) -> step j
     cdf = np.concatenate([[0.0], stats.norm.cdf(edges), [1.0]])
     return steps, np.diff(cdf)
 
@@ -83,7 +83,7 @@ def average_run_length(h: float, drift: float, clip: float, n_bins: int = 400) -
     """Average number of N(0, 1) residuals before one side of the CUSUM,
     ``S = max(0, S + clip(z) - drift)``, exceeds ``h`` (from ``S = 0``)."""
     steps, p = _score_distribution(drift, clip, n_bins, h)
-    n = n_bins + 1  # states 0..n_bins (S = i * width), absorbing above n_bins
+    n = n_bins + 1  # states 0..n_bins (S = i * step), absorbing above n_bins
     R = np.zeros((n, n))
     rows = np.repeat(np.arange(n), steps.size)
     cols = rows + np.tile(steps, n)

@@ -1,4 +1,4 @@
-"""The history cut of non-stationary objectives (``reset=ChangeDetection(...)``; Optuna objects
+"""The reset of non-stationary objectives (``reset=ChangeDetection(...)``; Optuna objects
 appear only here in :mod:`optuna_gpbandit.changepoint`)."""
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
 from optuna_gpbandit.model import GPModel
-from optuna_gpbandit._fitted_gp import fit_model
+from optuna_gpbandit._fitted_gp import fit_gp
 from optuna_gpbandit._observations import build_observations
 from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit._history import History
@@ -94,7 +94,7 @@ class FeasibleConstraints(ConstraintRule):
         while there are fewer than two such trials), with the settings
         :meth:`GPModel.for_constraints` derives from the sampler's ``model``, and the trials
         skipped for unusable constraint data (``on_missing="skip"``)."""
-        config = model.for_constraints()
+        settings = model.for_constraints()
         complete = [t for t in trials if t.state == TrialState.COMPLETE]
         matrix = constraint_matrix(complete, names=self.names, on_missing=self.on_missing)
         if matrix.m == 0 or matrix.n < 2:
@@ -105,7 +105,7 @@ class FeasibleConstraints(ConstraintRule):
             best = None
             for warp in (False, True):
                 fitted = _fit_one(matrix.values[:, j], warp, list(matrix.trials), numbers,
-                                  space, config, seed)
+                                  space, settings, seed)
                 if fitted is not None and (best is None or fitted[2] > best[2]):
                     best, chosen = fitted, warp
             if best is not None:
@@ -118,7 +118,7 @@ class FeasibleConstraints(ConstraintRule):
 
 
 def _fit_one(g: np.ndarray, warp: bool, trials: list[FrozenTrial], numbers: list[int],
-             space: EncodedSpace, config: GPModel, seed: int
+             space: EncodedSpace, model: GPModel, seed: int
              ) -> tuple[GPPosterior, float, float] | None:
     """``(posterior, standardised threshold, log likelihood of g per point)`` of one
     constraint's GP on its raw or :func:`signed_log`-warped values (``None`` if the fit
@@ -126,10 +126,10 @@ def _fit_one(g: np.ndarray, warp: bool, trials: list[FrozenTrial], numbers: list
     standardiser's Jacobians included), so the two are comparable: the better one is used
     [design choice]."""
     z = signed_log(g) if warp else g
-    obs = build_observations(trials, space, StudyDirection.MAXIMIZE, config,
+    obs = build_observations(trials, space, StudyDirection.MAXIMIZE, model,
                              targets=dict(zip(numbers, z.tolist())))
     try:
-        post = fit_model(obs, space, config, None, seed).posterior
+        post = fit_gp(obs, space, model, None, seed).posterior
     except NumericalError:
         return None
     # Per point: the posterior may hold a subset of the trials (max_posterior_points).

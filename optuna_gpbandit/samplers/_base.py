@@ -1,16 +1,17 @@
 """The suggestion pipeline every sampler runs; concrete samplers only choose the next point.
 
 ``_choose`` reads top to bottom, one stage a line: study history (``_history``; the union
-search space and its branches, ``_conditional``) -> history cut (``reset=``: change points,
-``changepoint/``, or restarts, ``restarts``) -> start-up design (``_startup``) -> failed rows
-(``failures=``, ``failures``) -> constraints (``constraints=``, ``constraints/``) -> pending rows
-(``pending=``, ``pending``) -> observations and one GP per objective (``model=``,
-``_observations``, ``_fitted_gp``, ``samplers/_models``) -> the acquisition's maximiser
-(``search=``; the sampler's ``_select``, or a scalarisation, ``_multi``) -> the step's record
-(``samplers/_record``). Each settings object owns its stage's policy; the arguments are
-checked once (``samplers/_settings``). Stored: ``gpbandit:params`` (the point, seen by other
-workers while the trial runs) and ``gpbandit:state`` (the step's record); two workers taking
-one point: ``_concurrency``.
+search space and its branches, ``_conditional``) -> reset (``reset=``, ``reset``: none,
+change points, ``changepoint/``, or restarts, ``restarts``) -> start-up design (``_startup``)
+-> failed rows (``failures=``, ``failures``) -> constraints (``constraints=``,
+``constraints/``) -> pending rows (``pending=``, ``pending``) -> observations and one GP per
+objective (``model=``, ``_observations``, ``_fitted_gp``, ``samplers/_models``) -> the
+acquisition's maximiser (``search=``, ``search``; the sampler's ``_select``, or a
+scalarisation, ``_multi``) -> the step's record (``samplers/_record``). The pipeline asks each
+settings object what its stage does, never its type; the arguments are checked once
+(``samplers/_settings``). Stored: ``gpbandit:params`` (the point, seen by other workers while
+the trial runs) and ``gpbandit:state`` (the step's record); two workers taking one point:
+``_concurrency``.
 """
 
 from __future__ import annotations
@@ -184,7 +185,7 @@ class GPBanditSampler(BaseSampler, abc.ABC):
         record.penalised, record.pending = step.penalised, design.counts()
         if ctxs[0].box is not None:
             record.trust_region = ctxs[0].box.side
-        record.extra = s.reset.annotate(view, history, ctxs[0].model.posterior, space,
+        record.extra = s.reset.annotate(view, history, ctxs[0].gp.posterior, space,
                                         self._seed)
         return x, record
 

@@ -1,4 +1,4 @@
-"""What a sampler's ``_select`` sees: the fitted model and everything around it."""
+"""What a sampler's ``_select`` sees: the GP fitted for one objective and everything around it."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from optuna_gpbandit._repeats import (POLISH_PATIENCE, exhausted_points, failed_
                                       n_repeats, tied_values)
 from optuna_gpbandit._notices import INFO, log_once
 from optuna_gpbandit.constraints.models import ConstraintModels, OptimisticViolation, Penalised
-from optuna_gpbandit._fitted_gp import FittedModel
+from optuna_gpbandit._fitted_gp import FittedGP
 from optuna_gpbandit._observations import Observations
 from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit._maximize import Box
@@ -28,13 +28,14 @@ from optuna_gpbandit.samplers._record import PointRecord
 
 @dataclass(frozen=True)
 class SelectionContext:
-    """Everything a sampler's ``_select`` may use."""
+    """Everything a sampler's ``_select`` may use: the observations and the GP fitted on
+    them (``gp``; the ``model`` settings made it), the search, and what to avoid."""
 
     study: Study
     trial: FrozenTrial
     space: EncodedSpace
     obs: Observations
-    model: FittedModel
+    gp: FittedGP  # the GP fitted as the model settings say
     rng: np.random.Generator
     search: AcquisitionSearch = AcquisitionSearch()
     width_bonus: float = 0.0
@@ -104,7 +105,7 @@ class SelectionContext:
 
     def step_record(self, x: np.ndarray) -> PointRecord:
         """What the model says of choosing ``x`` (the shared part of the step's record)."""
-        obs, post = self.obs, self.model.posterior
+        obs, post = self.obs, self.gp.posterior
         mu, var = post.mean_var(x[None, :])
         mu_value, sd_value = obs.to_objective(float(mu[0]), float(np.sqrt(var[0])))
         pred_sd = obs.to_objective(float(mu[0]),
@@ -118,27 +119,27 @@ class SelectionContext:
             n_warped=0 if obs.warp is None else obs.warp.n_lifted,
             info_gain=post.information_gain(),
             info_gain_inc=float(0.5 * np.log1p(var[0] / post.effective_noise_var)),
-            refitted=self.model.refitted,
+            refitted=self.gp.refitted,
             n_observed=obs.n_observed_all,
             n_censored=obs.n - obs.n_observed,
             n_posterior=obs.n,
             width_bonus=self.width_bonus,
-            model=self.model.state(self.space),
+            gp_state=self.gp.state(self.space),
         )
 
 
-def deterministic(model: FittedModel) -> bool:
+def deterministic(gp: FittedGP) -> bool:
     """Whether the fitted noise is below 1e-4 of the kernel scale [design choice]: then a
     repeated evaluation teaches nothing and no point is asked twice."""
-    post = model.posterior
+    post = gp.posterior
     return bool(post.effective_noise_var < 1e-4 * post.params.scale)
 
 
-def log_repeats(study: Study, trial: FrozenTrial, obs: Observations, model: FittedModel) -> None:
+def log_repeats(study: Study, trial: FrozenTrial, obs: Observations, gp: FittedGP) -> None:
     """Say (at 1, 2, 4, ... repeats, once each per study) that trials repeat earlier points."""
     k = n_repeats(obs.X[obs.fit_rows])
     if k:
-        post = model.posterior
+        post = gp.posterior
         log_once(study, f"repeats-{k.bit_length()}", INFO,
                  "Trial %d: %d of %d evaluated trials repeat an earlier trial's point (the "
                  "model's noise sd is %.3g of the objective's sd). Repeats sharpen the "
@@ -168,7 +169,7 @@ def log_ties(study: Study, trial: FrozenTrial, obs: Observations) -> None:
                  float(obs.sign * obs.y_raw[rows[row]]))
 
 
-def exclusion(obs: Observations, model: FittedModel, space: EncodedSpace, history: History,
+def exclusion(obs: Observations, gp: FittedGP, space: EncodedSpace, history: History,
               failed: list[FailedRow],
               infeasible: Callable[[np.ndarray], np.ndarray] | None = None, *,
               spread: float) -> Exclusion:
@@ -180,11 +181,11 @@ def exclusion(obs: Observations, model: FittedModel, space: EncodedSpace, histor
     predicted to fail), and points that no constraint's confidence bound admits
     (``infeasible``, :mod:`optuna_gpbandit.constraints.feasible`)."""
     pending = np.isin(obs.numbers, [p.trial.number for p in history.pending]) & ~obs.observed
-    params, categorical = model.posterior.params, space.is_categorical
+    params, categorical = gp.posterior.params, space.is_categorical
     return Exclusion(
         np.vstack([
             space.encode_many([r.params for r in failed] + [p.params for p in history.dead]),
-            exhausted_points(obs.X[obs.fit_rows], obs.y[obs.fit_rows], deterministic(model)),
+            exhausted_points(obs.X[obs.fit_rows], obs.y[obs.fit_rows], deterministic(gp)),
         ]),
         union_regions(obs.failure_rule.avoided(obs, params, categorical), infeasible),
         apart=obs.X[pending], radius=spread,

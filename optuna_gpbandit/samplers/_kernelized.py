@@ -28,7 +28,7 @@ class KernelizedBanditSampler(GPBanditSampler):
         """``(gamma_{t-1}, R, delta)`` for the current model; ``delta`` includes the constraint
         stage's ``1 / L`` (or ``1 / 2L``), and a given ``R`` its noise factor
         ``sqrt(1 + sum kappa^2)`` (a fitted one holds it already)."""
-        post, w = ctx.model.posterior, self._width
+        post, w = ctx.gp.posterior, self._width
         if w.R is None:
             # The paper's experiments: lambda = R^2, R read off the fitted noise. Under
             # Algorithm 3 the GP is fitted to the penalised targets, whose noise already is the

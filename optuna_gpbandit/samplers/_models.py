@@ -13,7 +13,7 @@ from optuna.trial import FrozenTrial
 from optuna_gpbandit import _randomness
 from optuna_gpbandit.failures import FailedRow
 from optuna_gpbandit._history import History
-from optuna_gpbandit._fitted_gp import FittedModel, capped_fit, latest_state
+from optuna_gpbandit._fitted_gp import FittedGP, capped_fit, latest_state
 from optuna_gpbandit._notices import INFO, log_once
 from optuna_gpbandit._observations import Observations, build_observations, study_spread
 from optuna_gpbandit.pending import Design
@@ -29,7 +29,7 @@ from optuna_gpbandit.samplers._multi import objective_targets, stored_states
 from optuna_gpbandit.samplers._settings import Settings
 
 
-def _box(search: AcquisitionSearch, obs: Observations, fit: FittedModel, space: EncodedSpace,
+def _box(search: AcquisitionSearch, obs: Observations, fit: FittedGP, space: EncodedSpace,
          n_startup: int) -> Box | None:
     """The trust region of the observed rows (real observations only), if any."""
     rows = np.flatnonzero(obs.fit_rows)
@@ -79,15 +79,15 @@ def fit_contexts(study: Study, trial: FrozenTrial, space: EncodedSpace, history:
                              box=_box(search, obs, fit, space, n_startup))
             for obs, fit in fitted]
     # The least deterministic objective decides whether evaluated points are done.
-    noisiest = max(ctxs, key=lambda c: c.model.posterior.effective_noise_var
-                   / c.model.posterior.params.scale)
-    avoid = exclusion(noisiest.obs, noisiest.model, space, history, failed,
+    noisiest = max(ctxs, key=lambda c: c.gp.posterior.effective_noise_var
+                   / c.gp.posterior.params.scale)
+    avoid = exclusion(noisiest.obs, noisiest.gp, space, history, failed,
                       None if step.feasibility is None else step.feasibility.infeasible,
                       spread=settings.pending.spread)
     if k == 1:
         if not step.penalised:  # penalised targets tie by their penalty, not the objective
             log_ties(study, trial, noisiest.obs)
-        if not deterministic(noisiest.model):
-            log_repeats(study, trial, noisiest.obs, noisiest.model)
+        if not deterministic(noisiest.gp):
+            log_repeats(study, trial, noisiest.obs, noisiest.gp)
         search = polishing_search(study, trial, noisiest.obs, search)
     return [dataclasses.replace(c, excluded=avoid, search=search) for c in ctxs]

@@ -114,7 +114,7 @@ def multi_record(ctxs: Sequence[SelectionContext], x: np.ndarray, weights: np.nd
         mu=[r.mu for r in steps], sigma=[r.sigma for r in steps],
         n_observed=steps[0].n_observed, n_posterior=[r.n_posterior for r in steps],
         refitted=[r.refitted for r in steps],
-        objectives=[c.model.state(c.space) for c in ctxs],
+        objectives=[c.gp.state(c.space) for c in ctxs],
     )
 
 

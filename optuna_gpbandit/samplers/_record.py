@@ -32,12 +32,12 @@ class PointRecord:
     n_censored: int  # design rows without a label (pending)
     n_posterior: int  # rows in the posterior
     width_bonus: float  # the censoring width bonus
-    model: dict[str, Any]  # parameter names, fit size and the GP's hyperparameters
+    gp_state: dict[str, Any]  # parameter names, fit size and the GP's hyperparameters
 
     def to_json(self) -> dict[str, Any]:
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
-               if f.name != "model"}
-        out.update(self.model)
+               if f.name != "gp_state"}
+        out.update(self.gp_state)
         return out
 
 

@@ -113,7 +113,7 @@ class GPTSSampler(KernelizedBanditSampler):
         v, terms = self.width_t(ctx, thompson=True)
         nu = v + ctx.width_bonus
         # (a multi-objective study scalarises path draws, whichever the draw)
-        path = SamplePath(ctx.model.posterior, ctx.space, nu, ctx.rng, self._draw.n_features)
+        path = SamplePath(ctx.gp.posterior, ctx.space, nu, ctx.rng, self._draw.n_features)
         return path, {"v": v, "nu": nu, **terms, "draw": "path"}
 
     def _select(self, ctx: SelectionContext) -> tuple[np.ndarray, dict[str, Any]]:
@@ -125,7 +125,7 @@ class GPTSSampler(KernelizedBanditSampler):
         nu = v + ctx.width_bonus
         C = full if full is not None else self._candidates(ctx)
         C = C[allowed(C, ctx.excluded, ctx.search.min_distance)]  # nor a pending trial's point
-        i, draw = thompson_choice(ctx.model.posterior, C, nu, ctx.rng)
+        i, draw = thompson_choice(ctx.gp.posterior, C, nu, ctx.rng)
         n_drawn = int(np.isfinite(draw).sum())
         return C[i], {"v": v, "nu": nu, **terms,
                       "n_candidates": int(C.shape[0]), "n_drawn": n_drawn}

@@ -97,7 +97,7 @@ class GPUCBSampler(GPBanditSampler):
         return value
 
     def _gamma_bound(self, ctx: SelectionContext) -> float:
-        post = ctx.model.posterior
+        post = ctx.gp.posterior
         D = ctx.space.sobol(_GAMMA_BOUND_POINTS, seed=self._seed)
         scale = post.params.scale
         return gamma_upper_bound(post.kernel(D, D) / scale, post.effective_noise_var / scale, ctx.t)
@@ -106,4 +106,4 @@ class GPUCBSampler(GPBanditSampler):
         early = ctx.early_factor(self._beta.early_factor)
         beta = self._beta.scale * early * self.beta_t(ctx)
         nu = math.sqrt(beta) + ctx.width_bonus
-        return UCB(ctx.model.posterior, nu), {"beta": beta, "nu": nu, "early_factor": early}
+        return UCB(ctx.gp.posterior, nu), {"beta": beta, "nu": nu, "early_factor": early}

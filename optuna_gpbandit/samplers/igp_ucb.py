@@ -64,4 +64,4 @@ class IGPUCBSampler(KernelizedBanditSampler):
     def _acquisition(self, ctx: SelectionContext) -> tuple[UCB, dict[str, Any]]:
         beta, terms = self.width_t(ctx, thompson=False)
         nu = beta + ctx.width_bonus
-        return UCB(ctx.model.posterior, nu), {"beta": beta, "nu": nu, **terms}
+        return UCB(ctx.gp.posterior, nu), {"beta": beta, "nu": nu, **terms}
