@@ -15,10 +15,10 @@ EXTREME_GAP = 10.0  # FailedTrials(extreme_gap=...)'s default [design choice]
 EXTREME_MIN_SHARE = 0.25  # the values above an extreme gap are at least this share of trials
 UNUSABLE_GAP = 100.0
 """A single value whose gap to the next better value is this many times the spread of all the
-values above it is extreme without a repeat [design choice]: a diverged run (an MLP's squared
-error of 1.8e7 among values of 5.6e3-2.9e4, 780 times their range) is a code, not a measurement
-(issue 47). Measured from the cut's top instead (a first form), ordinary losses below a near-tied
-stump plateau counted as extreme and cost 36 points on one in-house task."""
+values above it is extreme without a repeat [design choice]: a diverged run, orders of magnitude
+off the other values, is a code, not a measurement (issue 47). Measured from the cut's top
+instead (a first form), ordinary losses below a near-tied stump plateau counted as extreme
+(docs/benchmarks.md, "Extreme values")."""
 
 
 def extreme_numbers(trials: list[FrozenTrial], direction: StudyDirection,

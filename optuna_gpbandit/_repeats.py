@@ -30,8 +30,8 @@ def exhausted_points(X: np.ndarray, y: np.ndarray, deterministic: bool,
     optimum merits many looks, and each look shrinks its confidence width). Points count as the
     same when they fall in one cell of a ``tol`` grid (encoded units). A configuration asked
     again with its very value is done even where another configuration in its cell gave
-    another value (a rugged objective, not a noisy one: on the real-HPO suite such a point was
-    asked again 8 times in 40 trials), unless some configuration in the cell gave two values.
+    another value (a rugged objective, not a noisy one: docs/benchmarks.md, "Repeated
+    configurations"), unless some configuration in the cell gave two values.
     """
     if X.shape[0] == 0 or deterministic:
         return X

@@ -30,10 +30,10 @@ def startup_count(n_startup_trials: int | None, dim: int) -> int:
 
     Why (issue 30): a GP with one lengthscale per parameter, fitted on five points in 7-10
     dimensions, cannot tell which parameters matter, and ``d + 1`` points are the fewest that
-    span every direction (a simplex). With five start-up points, 3 of 20 GP-UCB runs of the
-    real-HPO suite's decision trees stayed on the plateau of one-leaf trees for all 40 trials;
-    ``d + 1`` took them off it, and ``2 d`` spent too many trials on the design
-    (docs/benchmarks.md, "Start-up design").
+    span every direction (a simplex). With five start-up points, runs of the real-HPO suite's
+    decision trees stayed on the plateau of one-leaf trees for all their trials; ``d + 1``
+    took them off it, and ``2 d`` spent too many trials on the design (docs/benchmarks.md,
+    "The start-up design's length").
     """
     if n_startup_trials is not None:
         return n_startup_trials
@@ -125,8 +125,8 @@ def spread_point(space: Any, history: History, number: int, seed: int,
 
     Quasi-random points of the whole union space do not fill a branch: each call's space may
     have other columns (the union grows as branches are seen), so the branch's columns come
-    from unrelated Sobol sequences and a few start-up points of a branch can cluster (three
-    SVM points all at ``gamma < 3e-5`` in a run of ``benchmarks/bench_conditional.py``)."""
+    from unrelated Sobol sequences and a few start-up points of a branch can cluster (seen in
+    ``benchmarks/bench_conditional.py``; docs/conditional.md)."""
     br = space.branches[branch]
     k = n_tried + _earlier_unresolved(history)
     cols = np.flatnonzero(br.active)

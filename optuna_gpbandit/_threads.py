@@ -25,7 +25,8 @@ _limiter: Any = None
 
 @functools.lru_cache(maxsize=1)
 def _controller() -> ThreadpoolController:
-    """One controller per process (inspecting the loaded libraries costs ~0.5 ms).
+    """One controller per process (inspecting the loaded libraries at every call would cost
+    time per suggestion; docs/benchmarks.md, "Thread limits").
 
     SciPy is imported on first use (not at package import), and its BLAS may be another library
     than NumPy's: it is loaded here first, so that the controller sees, and limits, the BLAS the

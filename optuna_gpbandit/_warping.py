@@ -19,9 +19,8 @@ objectives whose long tail is the good one (Hartmann) keep their values.
 ``m``, ``s`` and ``F`` come from a space-filling subset of the observations (farthest points,
 :func:`reference_size` of them), not from all: a run that exploits puts most of its trials near
 its best point, the median of all trials then lies among them, and the whole explored domain
-would be lifted to near the optimum, an invitation to explore it again (measured: without the
-subset, 47 of 100 Hartmann-6 values lifted by the end of a run and its cumulative regret up by
-a third; with it, 0-13).
+would be lifted to near the optimum, an invitation to explore it again (docs/benchmarks.md,
+"Output warping's reference subset").
 
 The warped targets are standardised again. :class:`Warp` maps further values (imputed labels of
 failed trials, a censoring bound) forward and model values back (records), piecewise linearly

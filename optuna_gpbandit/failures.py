@@ -334,8 +334,7 @@ def failure_risk_region(obs: Observations, params: GPParams, is_categorical: np.
     and successes meet at the boundary. Random failures (a crash anywhere) give a low, flat
     prediction (their share); and while no failure has failed neighbours the classifier is
     not used at all, since a GP fitted to a few isolated 1s puts bumps around them that
-    cost regret (Hartmann-3 with 10 % random crashes: GP-UCB's median regret 1e-3 with them,
-    4e-6 without) [design choice:
+    cost regret (docs/benchmarks.md, "The failure classifier") [design choice:
     least-squares classification, the posterior mean of the 0/1 outcomes; cheaper than a
     probit GP and as good a boundary for a threshold]. ``share``: :func:`failure_share` if
     the caller has it already.

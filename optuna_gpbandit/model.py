@@ -83,9 +83,8 @@ class GPModel:
         At most this many trials enter the GP posterior (default 1500; ``None``: all). Beyond
         it the posterior conditions on the pending trials, the best half of the budget and,
         of the other trials, spread-out witnesses of every region evaluated and a random
-        sample (0.17 s per suggestion at n = 5000 against 2.8 s exact; docs/benchmarks.md,
-        "What the posterior cap costs"). The round index and the refit schedule still count
-        every trial.
+        sample (what it saves and costs: docs/benchmarks.md, "The posterior cap"). The round
+        index and the refit schedule still count every trial.
     """
 
     kernel: str = "matern52"

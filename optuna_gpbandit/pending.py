@@ -59,8 +59,8 @@ if TYPE_CHECKING:
 
 # A new point stays this far (max over encoded columns) from every pending point, halved while
 # that leaves no candidate [design choice]: hallucination leaves the mean near a pending point
-# where it was, so a batch piled up 1e-3 apart next to the best point (docs/benchmarks.md,
-# "Pending trials").
+# where it was, so a batch piled up next to the best point (docs/benchmarks.md, "The spread of
+# pending points").
 PENDING_SPREAD = 0.03
 _UNITS = ("trials", "seconds")
 _TERMS = ("pending", "window", "none")

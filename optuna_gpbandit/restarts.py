@@ -15,8 +15,8 @@ best trial is kept (it is the study's); only the model forgets.
 
 Why (issue 18, ``benchmarks/bench_stuck.py``): in the Hartmann-6 runs that end in a local
 minimum, the model is confidently wrong about the global basin, which its first dozen trials
-missed (posterior mean 3-5 sds off the truth there); neither a wider confidence bound nor a
-lengthscale cap makes it look, fresh data does. Restarts cost: every one spends a start-up
+missed (docs/benchmarks.md, "Restarts"); neither a wider confidence bound nor a lengthscale cap
+makes it look, fresh data does. Restarts cost: every one spends a start-up
 design and a climb, so they are off by default.
 
 Everything is replayed from the stored trials (values, completion times and the
@@ -76,11 +76,9 @@ class Restarts(Reset):
     ``unexplored_sd`` of the prior's), the model forgets the trials so far and starts again
     with a fresh start-up design (each restart logged; the study's best trial is kept;
     :mod:`optuna_gpbandit.restarts`). A run captured by a local optimum in 5 or more
-    dimensions gets another chance (Hartmann-6, 40 seeds x 100 trials, runs stuck: GP-UCB 11
-    -> 8, IGP-UCB 14 -> 13, GP-TS 12 -> 10) at the price of a start-up design and a climb per
-    restart (cumulative regret there +16 % to +60 %); where the data cover the domain
-    (Branin, Hartmann-3, Ackley-5, Levy-4, Rosenbrock-4 in 100 trials) it never restarts.
-    Single-objective studies only.
+    dimensions gets another chance, at the price of a start-up design and a climb per
+    restart; where the data cover the domain (a few dimensions and 100 trials) it does not
+    restart (docs/benchmarks.md, "Restarts"). Single-objective studies only.
 
     Parameters
     ----------

@@ -144,20 +144,19 @@ class AcquisitionSearch:
         objective, or to a point whose repeats gave identical values counts as asking it again
         and is refused while anything else is left (max over the parameters, in units of each
         parameter's range, logarithmic ones on the log scale; default ``1e-3``, in ``(0,
-        0.5]``). ``1e-5`` lets the optimum of a smooth deterministic function be polished:
-        Branin's median regret 6.5e-6 against 5.9e-5 (10 seeds x 100 trials); but on the real
-        tuning tasks GP-UCB then crept along a flat valley of a CV loss in steps of a few
-        1e-4, each trial next to the last (lasso on iris: -13.4 points; docs/benchmarks.md,
-        "Test functions"). ``polish_distance=1e-5`` polishes without creeping.
+        0.5]``). ``1e-5`` lets the optimum of a smooth deterministic function be polished,
+        but on the real tuning tasks GP-UCB then crept along a flat valley of a CV loss in
+        steps of a few 1e-4, each trial next to the last (docs/benchmarks.md, "The refusal
+        radius"). ``polish_distance=1e-5`` polishes without creeping.
     polish_distance
         The refusal radius used instead of ``min_distance`` while polishing pays, or ``None``
         (default): ``min_distance`` always. Polishing pays until three trials
         (``_repeats.POLISH_PATIENCE``) that lay within ``min_distance`` of an earlier point
         have failed to improve the best value since it last improved; it resumes when the best
         value improves again. Single-objective studies only; in ``(0, min_distance]``.
-        ``1e-5``: Branin's median regret 8.0e-06 (GP-UCB, 10 seeds x 100 trials) and no loss
-        on the real tuning tasks (+0.1 ± 0.2 points), but no gain on Bayesmark's problems
-        (+0.2 ± 0.2), hence not the default.
+        ``1e-5`` polishes Branin and loses nothing on the real tuning tasks, but gains nothing
+        on Bayesmark's problems beyond its error, hence not the default (docs/benchmarks.md,
+        "The refusal radius").
     """
 
     n_candidates: int = 1024

@@ -86,10 +86,8 @@ def early_factor(t: int, factor: float, n_pending: int = 0) -> float:
     """
     if n_pending > 0:
         # Pending points already spread a batch (hallucinated rows shrink the variance there),
-        # and the two kinds of exploration compound: Branin with 4 threads, 32 trials, median
-        # regret 0.095-0.27 with the early width on every ask, 0.0057-0.0094 with it off while
-        # trials are pending (0.005-0.015 without it; docs/benchmarks.md, "Early width"); a
-        # sequential study never has pending trials, so its trials are unchanged.
+        # and the two kinds of exploration compound (docs/benchmarks.md, "The early width's
+        # figures"); a sequential study never has pending trials, so its trials are unchanged.
         return 1.0
     if t <= EARLY_UNTIL:
         return float(factor)

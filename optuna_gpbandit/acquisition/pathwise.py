@@ -96,10 +96,10 @@ class SamplePath:
     def prior(self, X: np.ndarray) -> np.ndarray:
         """The unscaled prior draw ``g`` at the rows of ``X``.
 
-        The cosines of a batch are taken in single precision (vectorised, several times
-        faster; the phases are formed in double precision): the draw moves by about 1e-6 of
-        its scale, against a Monte Carlo error of ``1 / sqrt(M)``. One point
-        (:meth:`value_grad`) stays in double precision.
+        The cosines of a batch are taken in single precision (vectorised and faster; the
+        phases are formed in double precision): the draw moves by far less than its Monte
+        Carlo error of ``1 / sqrt(M)`` (docs/benchmarks.md, "The path draw's precision"). One
+        point (:meth:`value_grad`) stays in double precision.
         """
         return self._prior_warped(warp(np.atleast_2d(np.asarray(X, dtype=float)), self._warp))
 

@@ -35,9 +35,8 @@ class BetaSchedule:
         divided by the number of epochs.
     scale
         Factor on ``beta_t``. ``1.0`` is the theory; the paper's experiments used ``0.2``
-        ("divided by 5"). Default ``0.05`` [design choice], measured on Hartmann-3/6 (10 seeds
-        x 100 trials; seeds solved on Hartmann-3 / Hartmann-6, cumulative regret on
-        Hartmann-6): 0.02: 6 / 6, 57; 0.05: 7 / 6, 66; 0.1: 8 / 6, 97; 0.2: 10 / 6, 132.
+        ("divided by 5"). Default ``0.05`` [design choice], chosen on Hartmann-3/6
+        (docs/benchmarks.md, "GP-UCB's scale").
     early_factor
         Factor on ``beta_t`` while the model is young: the whole factor for ``t <= 15``,
         falling linearly to 1 at ``t = 40`` and 1 from there on (``t``: points in the design,
@@ -45,11 +44,10 @@ class BetaSchedule:
         segment). Default ``3.0`` [design choice]; ``1.0``: off (the default of
         :class:`~optuna_gpbandit.GPUCBCPDSampler`, not measured with change detection). The
         hyperparameters fitted on the first results are the least reliable of a run and its
-        basin is chosen then: on the real-HPO suite (16 scikit-learn tasks, 10 seeds) the mean
-        normalised score went 56.4 -> 59.8 at 40 trials (docs/benchmarks.md, "Early width").
-        The factor is 1 while trials of other workers have no result: their points already
-        spread the batch, and the two compounded (Branin over 4 threads, median regret
-        0.095-0.27 against 0.0057-0.0094; ``benchmarks/bench_threads.py``).
+        basin is chosen then: the early width raised the mean normalised score on the real-HPO
+        suite. The factor is 1 while trials of other workers have no result: their points
+        already spread the batch, and the two compounded (docs/benchmarks.md, "The early
+        width's figures").
     """
 
     delta: float = 0.1
@@ -207,8 +205,8 @@ class InfoGainWidth:
     early_factor
         Factor on the variance the acquisition sees while the model is young, as GP-UCB's
         (see :class:`BetaSchedule`): the width is multiplied by its square root. Default 1.0
-        (off) for IGP-UCB, 3.0 for GP-TS [design choice: real-HPO suite, GP-TS 53.1 -> 57.6 at
-        40 trials; docs/benchmarks.md, "Early width"]. Not applied to Verma et al.'s width
+        (off) for IGP-UCB, 3.0 for GP-TS [design choice: the real-HPO suite; docs/benchmarks.md,
+        "The early width's figures"]. Not applied to Verma et al.'s width
         (``Censoring(theory_beta=True)``).
     """
 
@@ -276,8 +274,8 @@ class CandidateDraw:
     units) of the best 8. No continuous polish. Candidates whose 5-sigma upper bound lies
     below the best 5-sigma lower bound are left out of the joint draw, which costs
     ``O(kept^3)``: keep ``n_candidates`` at a few thousand at most. In 4-6 dimensions this
-    finite set is too coarse (median simple regret 0.152 on Hartmann-6 and 2.04 on Levy-4
-    against the path draw's; docs/benchmarks.md)."""
+    finite set is too coarse: the path draw found better points (docs/benchmarks.md, "GP-TS's
+    draw and candidates")."""
 
     @property
     def n_features(self) -> int:

@@ -38,8 +38,8 @@ pitfall 3: the CPD ridge is not the UCB noise variance). Only the means are used
 :func:`cpd_statistic` is the reference implementation through ``GPPosterior``; :func:`scan`
 solves the same linear systems from one Gram matrix and one kernel matrix to the integration
 points per scan (slicing them for every window, LAPACK ``posv``, falling back to ``GPPosterior``
-and its jitter if a factorisation fails) -- about 10x faster (4.5 ms against 50 ms for the 30
-windows of 60 points); the tests check that both agree window by window.
+and its jitter if a factorisation fails) -- much faster (docs/benchmarks.md, "Avanesov's
+scan"); the tests check that both agree window by window.
 
 Departures from the paper (the first two are marked [ours] in the spec, the third is ours here):
 

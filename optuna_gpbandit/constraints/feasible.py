@@ -143,7 +143,7 @@ def _fit_one(g: np.ndarray, warp: bool, trials: list[FrozenTrial], numbers: list
 def _warp_scale(g: np.ndarray) -> float:
     """Mean ``|g|`` (overflow-safe; 1 if 0). Not the median: as trials settle near the
     boundary the median shrinks, the warp grows a kink at 0 and the GP's lengthscales
-    collapse (measured: 0.01 against 0.2 in the memory benchmark's units dimension)."""
+    collapse (docs/benchmarks.md, "The constraint models' warp")."""
     return float(unit_scales(g[:, None])[0]) if g.size else 1.0
 
 

@@ -40,22 +40,20 @@ class GPTSSampler(KernelizedBanditSampler):
 
     ``R`` defaults to 0 here [design choice], so ``v_t = B``: the draw's spread is the
     posterior's own (which already widens with the fitted noise), scaled by ``B``. With ``R``
-    read off the fitted noise (``R=None``, IGP-UCB's default) the width grew to ``v_t`` = 3
-    on noiseless problems: early in a 6-D study the data cannot tell noise from signal, the
-    fitted noise sits at its prior's mean (0.037 of the variance), and ``R sqrt(2 gamma)``
-    grows with every trial. A draw that wide, maximised over the whole space, is nearly
-    random search (median simple regret 0.76 on Hartmann-6 and 2.7 on Ackley-5, 10 seeds x
-    100 trials, against 0.119 and 0.049 with ``R=0`` in the quick suite). On Hartmann-3
-    with noise sd 0.2, ``R=None`` was better (0.0049 against 0.0142; GP-UCB 0.0124): pass
-    ``InfoGainWidth(R=None)`` (or a known noise level) for objectives known to be noisy.
+    read off the fitted noise (``R=None``, IGP-UCB's default) the width grew on noiseless
+    problems: early in a 6-D study the data cannot tell noise from signal, the fitted noise
+    sits at its prior's mean, and ``R sqrt(2 gamma)`` grows with every trial. A draw that
+    wide, maximised over the whole space, is nearly random search. On a noisy objective
+    ``R=None`` was better: pass ``InfoGainWidth(R=None)`` (or a known noise level) for
+    objectives known to be noisy (docs/benchmarks.md, "GP-TS's draw and candidates").
 
     Points of trials still pending (other workers) are never chosen while any other is left.
 
     ``search`` defaults to ``AcquisitionSearch(n_candidates=512)`` [design choice]: with
-    ``CandidateDraw()`` it was 3-4x faster than 1024, with lower cumulative regret on
-    Hartmann-6 and Ackley-5 (4 seeds x 100 trials; simple regret better on Hartmann-6, worse
-    on Ackley-5). ``n_startup_trials`` defaults to 5, where its draws explored better than a
-    longer design (docs/benchmarks.md, "Start-up design").
+    ``CandidateDraw()`` it was faster than 1024, with lower cumulative regret
+    (docs/benchmarks.md, "GP-TS's draw and candidates"). ``n_startup_trials`` defaults to 5,
+    where its draws explored better than a longer design (docs/benchmarks.md, "Start-up
+    design").
 
     Parameters
     ----------
