@@ -44,6 +44,14 @@ def check_number(
     return v
 
 
+def check_instance(name: str, value: Any, cls: type | tuple[type, ...], spelled: str) -> Any:
+    """``value`` if it is an instance of ``cls`` (a settings argument's class); ``spelled``
+    says in the message what it must be."""
+    if not isinstance(value, cls):
+        raise ValueError(f"{name} must be {spelled}, got {value!r}.")
+    return value
+
+
 def check_bool(name: str, value: Any) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise ValueError(f"{name} must be True or False, got {value!r}.")

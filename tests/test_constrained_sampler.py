@@ -18,7 +18,7 @@ from optuna_gpbandit import (
     InfoGainWidth,
     LongTermConstraints,
 )
-from optuna_gpbandit.constraints import constrained_beta
+from optuna_gpbandit.constraints import NoConstraints, constrained_beta
 from optuna_gpbandit._storage import MULTIPLIERS, STATE, read_trial_json
 from optuna_gpbandit.report import constraint_report
 
@@ -234,9 +234,12 @@ def test_bad_constraint_arguments():
             ConstrainedGPUCBSampler(**old)
     with pytest.raises(TypeError, match="unexpected keyword argument 'width'"):
         LongTermConstraints("noiseless", width=1.0)
-    for bad in ("average", "long_term", None):  # the rule is an object
+    for bad in ("average", "long_term", None, NoConstraints()):  # a rule that reads them
         with pytest.raises(ValueError, match="constraints must be FeasibleConstraints"):
             ConstrainedGPUCBSampler(constraints=bad)
+    # the other samplers take any constraint rule, the do-nothing one included (the door
+    # asks for the base class, not for a list of rules)
+    assert not GPUCBSampler(constraints=NoConstraints())._settings.constraints.reads_constraints
     with pytest.raises(ValueError, match="width must be"):
         FeasibleConstraints(width=-1.0)
     # the sampler's own width= is IGP-UCB's beta_t

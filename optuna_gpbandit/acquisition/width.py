@@ -174,6 +174,20 @@ class GivenBeta(BetaSchedule):
         return float(self.value(t)) if callable(self.value) else self.value
 
 
+def check_beta(beta: object) -> BetaSchedule:
+    """A :class:`BetaSchedule`, or a finite constant ``>= 0`` or a callable ``beta(t)`` as a
+    :class:`GivenBeta` (used as given)."""
+    if isinstance(beta, BetaSchedule):
+        return beta
+    if callable(beta):
+        return GivenBeta(value=beta)
+    if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not (
+            math.isfinite(beta) and beta >= 0):
+        raise ValueError("beta must be a schedule (Theorem1(), Theorem2(), Theorem3()), a "
+                         f"finite constant >= 0 or a callable beta(t); got {beta!r}.")
+    return GivenBeta(value=float(beta))
+
+
 GAMMA_MODES = ("data", "theory")
 
 

@@ -10,6 +10,7 @@ from typing import Any, Hashable, Sequence, cast
 
 import numpy as np
 
+from optuna_gpbandit._arguments import check_instance
 from optuna_gpbandit.changepoint._checks import _check_int
 from optuna_gpbandit.changepoint.detector import Detection, normalisation, scan
 from optuna_gpbandit.changepoint.segment import Segment
@@ -80,8 +81,8 @@ class ReplayState:
     """
 
     def __init__(self, settings: CPDSettings | None = None, domain: Domain | None = None) -> None:
-        if settings is not None and not isinstance(settings, CPDSettings):
-            raise ValueError(f"settings must be a CPDSettings or None, got {settings!r}.")
+        if settings is not None:
+            check_instance("settings", settings, CPDSettings, "a CPDSettings or None")
         if domain is not None and not isinstance(domain, Domain):
             raise ValueError(f"domain must be a Domain or None, got {domain!r}.")
         self.settings = CPDSettings() if settings is None else settings
@@ -228,10 +229,8 @@ class Replayer(PicklableLock):
         max_entries: int = 8,
     ) -> None:
         self.settings = CPDSettings() if settings is None else settings
-        if not isinstance(self.settings, (CPDSettings, ResidualTest)):
-            raise ValueError(
-                f"settings must be a ResidualTest, a CPDSettings or None, got {settings!r}."
-            )
+        check_instance("settings", self.settings, (CPDSettings, ResidualTest),
+                       "a ResidualTest, a CPDSettings or None")
         self.domain = domain
         self.max_entries = _check_int("max_entries", max_entries, 1)
         # key -> (numbers, roles, targets, inputs, predictions, state) of the records processed

@@ -14,6 +14,7 @@ from optuna.study import StudyDirection
 from optuna.trial import TrialState
 
 from optuna_gpbandit import _randomness
+from optuna_gpbandit._arguments import check_instance
 from optuna_gpbandit._conditional import study_encoded_space, study_search_space
 from optuna_gpbandit.changepoint._checks import _check_int
 from optuna_gpbandit.changepoint.best import best_since
@@ -114,10 +115,8 @@ class ChangeDetection(Reset):
     def __post_init__(self) -> None:
         if self.settings is None:  # the spelling of the default before it was written out
             object.__setattr__(self, "settings", ResidualTest())
-        if not isinstance(self.settings, (ResidualTest, CPDSettings)):
-            raise ValueError(
-                f"settings must be a ResidualTest, a CPDSettings or None, got {self.settings!r}."
-            )
+        check_instance("settings", self.settings, (ResidualTest, CPDSettings),
+                       "a ResidualTest, a CPDSettings or None")
         xi = self.settings.default_xi if self.xi is None else self.xi
         is_uniform_turn(0, 0, xi)  # validates xi
         if self.n_integration_points is not None:
@@ -133,8 +132,8 @@ class ChangeDetection(Reset):
                  n_integration_points: int | None = None) -> ChangeDetection:
         """Avanesov's GP-UCB-CPD detector (Algorithm 2): uniform exploration trials and the
         two-sample test of their GP means (``settings``: :class:`CPDSettings`)."""
-        if settings is not None and not isinstance(settings, CPDSettings):
-            raise ValueError(f"settings must be a CPDSettings or None, got {settings!r}.")
+        if settings is not None:
+            check_instance("settings", settings, CPDSettings, "a CPDSettings or None")
         return cls(settings=settings or CPDSettings(), xi=xi, count_running=count_running,
                    n_integration_points=n_integration_points)
 

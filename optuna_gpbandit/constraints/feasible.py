@@ -70,6 +70,10 @@ class FeasibleConstraints(ConstraintRule):
                 f"on_missing must be one of {MISSING_POLICIES}, got {self.on_missing!r}."
             )
 
+    @property
+    def reads_constraints(self) -> bool:
+        return True
+
     def step(self, *, auto: bool, study: Study, trial: FrozenTrial, space: EncodedSpace,
              history: History, start: int, model: GPModel, seed: int, sampler_name: str,
              n_startup_trials: int) -> ConstraintStep:

@@ -14,6 +14,7 @@ import numpy as np
 from optuna.study import Study
 from optuna.trial import FrozenTrial, TrialState
 
+from optuna_gpbandit._arguments import check_instance
 from optuna_gpbandit._history import History
 from optuna_gpbandit._notices import WARNING, log_once
 from optuna_gpbandit._observations import oriented_values
@@ -149,9 +150,9 @@ class LongTermConstraints(ConstraintRule):
             raise ValueError("Pass multipliers=NoiselessMultipliers(...) or "
                              "NoisyMultipliers(...), or the earlier variant and its fields, "
                              "not both.")
-        elif not isinstance(multipliers, (NoiselessMultipliers, NoisyMultipliers)):
-            raise ValueError("multipliers must be NoiselessMultipliers(...) or "
-                             f"NoisyMultipliers(...), got {multipliers!r}.")
+        else:
+            check_instance("multipliers", multipliers, (NoiselessMultipliers, NoisyMultipliers),
+                           "NoiselessMultipliers(...) or NoisyMultipliers(...)")
         hint = None if n_trials_hint is None else _check_int("n_trials_hint", n_trials_hint, 1)
         if epoch_length == "sqrt":
             if hint is None:
@@ -206,6 +207,10 @@ class LongTermConstraints(ConstraintRule):
     @property
     def multi_objective(self) -> bool:
         return False
+
+    @property
+    def reads_constraints(self) -> bool:
+        return True
 
     def counted_trials(self, trials: Sequence[FrozenTrial]) -> list[FrozenTrial]:
         """COMPLETE trials (and PRUNED ones with ``include_pruned``) in epoch order."""

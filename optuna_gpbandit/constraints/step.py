@@ -48,6 +48,11 @@ class ConstraintRule:
         """Whether the rule serves a study with several objectives."""
         return True
 
+    @property
+    def reads_constraints(self) -> bool:
+        """Whether the rule reads the trials' constraint values (not the do-nothing rule)."""
+        return False
+
     def step(self, *, auto: bool, study: Study, trial: FrozenTrial, space: EncodedSpace,
              history: History, start: int, model: GPModel, seed: int, sampler_name: str,
              n_startup_trials: int) -> ConstraintStep:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from optuna_gpbandit._arguments import check_instance
 from optuna_gpbandit.acquisition.beta import gp_ts_scale, igp_ucb_beta, resolve_gamma
 from optuna_gpbandit.acquisition.width import InfoGainWidth
 from optuna_gpbandit.samplers._base import GPBanditSampler, SelectionContext
@@ -20,9 +21,8 @@ class KernelizedBanditSampler(GPBanditSampler):
 
     def __init__(self, *, width: InfoGainWidth, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        if not isinstance(width, InfoGainWidth):
-            raise ValueError(f"width must be an InfoGainWidth instance, got {width!r}.")
-        self._width = width
+        self._width: InfoGainWidth = check_instance("width", width, InfoGainWidth,
+                                                    "an InfoGainWidth instance")
 
     def _width_terms(self, ctx: SelectionContext) -> tuple[float, float, float]:
         """``(gamma_{t-1}, R, delta)`` for the current model; ``delta`` includes the constraint

@@ -10,17 +10,16 @@ from typing import Any, Callable, Sequence
 from optuna.samplers import BaseSampler
 from optuna.trial import FrozenTrial
 
-from optuna_gpbandit._arguments import check_bool, check_int
+from optuna_gpbandit._arguments import check_bool, check_instance, check_int
 from optuna_gpbandit.failures import FailedTrials
 from optuna_gpbandit.model import GPModel
 from optuna_gpbandit.search import AcquisitionSearch
 from optuna_gpbandit.pending import PendingRule
 from optuna_gpbandit.reset import Reset, resolve_reset
 from optuna_gpbandit.acquisition.scalarize import check_scalarization
-from optuna_gpbandit.constraints import (ConstraintRule, FeasibleConstraints,
-                                         LongTermConstraints, NoConstraints)
+from optuna_gpbandit.constraints import ConstraintRule, FeasibleConstraints, NoConstraints
 
-ConstraintsArg = FeasibleConstraints | LongTermConstraints | str | None
+ConstraintsArg = ConstraintRule | str | None
 ConstraintsFunc = Callable[[FrozenTrial], Sequence[float]]
 
 
@@ -53,7 +52,7 @@ def resolve_constraints(
     explicitly; ``None`` without one: :class:`NoConstraints`). Raises ``ValueError`` naming the
     argument."""
     if not (constraints is None or (isinstance(constraints, str) and constraints == "auto")
-            or isinstance(constraints, (LongTermConstraints, FeasibleConstraints))):
+            or isinstance(constraints, ConstraintRule)):
         raise ValueError(
             "constraints must be 'auto', None, or a FeasibleConstraints or "
             f"LongTermConstraints instance, got {constraints!r}."
@@ -69,12 +68,6 @@ def resolve_constraints(
     return constraints, auto
 
 
-def _instance(name: str, value: Any, cls: type, spelled: str) -> Any:
-    if not isinstance(value, cls):
-        raise ValueError(f"{name} must be {spelled}, got {value!r}.")
-    return value
-
-
 def resolve_settings(
     *, n_startup_trials: int | None, deterministic_objective: bool,
     constraints_func: ConstraintsFunc | None, warn_independent_sampling: bool, model: GPModel,
@@ -82,16 +75,16 @@ def resolve_settings(
     reset: Reset | None, constraints: ConstraintsArg, scalarization: str,
 ) -> Settings:
     """The checked :class:`Settings` of a sampler's arguments."""
-    model = _instance("model", model, GPModel, "a GPModel instance")
+    model = check_instance("model", model, GPModel, "a GPModel instance")
     resolved, auto = resolve_constraints(constraints, constraints_func)
     return Settings(
         n_startup_trials=(None if n_startup_trials is None
                           else check_int("n_startup_trials", n_startup_trials, 0)),
         model=model.deterministic(deterministic_objective),
-        search=_instance("search", search, AcquisitionSearch, "an AcquisitionSearch instance"),
-        pending=_instance("pending", pending, PendingRule,
+        search=check_instance("search", search, AcquisitionSearch, "an AcquisitionSearch instance"),
+        pending=check_instance("pending", pending, PendingRule,
                           "Hallucinate(), Censoring(...) or IgnorePending()"),
-        failures=_instance("failures", failures, FailedTrials, "a FailedTrials instance"),
+        failures=check_instance("failures", failures, FailedTrials, "a FailedTrials instance"),
         reset=resolve_reset(reset),
         constraints=resolved,
         auto_constraints=auto,

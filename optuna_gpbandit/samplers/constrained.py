@@ -97,7 +97,7 @@ class ConstrainedGPUCBSampler(IGPUCBSampler):
         failures: FailedTrials = FailedTrials(),
         reset: Reset | None = None,
     ) -> None:
-        if not isinstance(constraints, (FeasibleConstraints, LongTermConstraints)):
+        if not getattr(constraints, "reads_constraints", False):  # a constraint rule
             raise ValueError("ConstrainedGPUCBSampler: constraints must be FeasibleConstraints(...) "
                              f"or LongTermConstraints(...), got {constraints!r}.")
         super().__init__(**forward(IGPUCBSampler, locals()))

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 from optuna.samplers import BaseSampler
 
-from optuna_gpbandit._arguments import forward
+from optuna_gpbandit._arguments import check_instance, forward
 from optuna_gpbandit.failures import FailedTrials
 from optuna_gpbandit.model import GPModel
 from optuna_gpbandit._maximize import allowed
@@ -92,9 +92,8 @@ class GPTSSampler(KernelizedBanditSampler):
         scalarization: str = "chebyshev",
     ) -> None:
         super().__init__(**forward(KernelizedBanditSampler, locals()))
-        if not isinstance(draw, (PathDraw, CandidateDraw)):
-            raise ValueError(f"draw must be PathDraw() or CandidateDraw(), got {draw!r}.")
-        self._draw = draw
+        self._draw: PathDraw | CandidateDraw = check_instance(
+            "draw", draw, (PathDraw, CandidateDraw), "PathDraw() or CandidateDraw()")
 
     def _candidates(self, ctx: SelectionContext) -> np.ndarray:
         """``D_t`` of a space too large to enumerate (see the class docstring)."""

@@ -14,7 +14,7 @@ from optuna_gpbandit.reset import Reset
 from optuna_gpbandit.search import AcquisitionSearch
 from optuna_gpbandit.pending import Hallucinate, PendingRule
 from optuna_gpbandit.acquisition.ucb import UCB
-from optuna_gpbandit.acquisition.width import BetaSchedule, GivenBeta, Theorem1
+from optuna_gpbandit.acquisition.width import BetaSchedule, Theorem1, check_beta
 from optuna_gpbandit.gp.information import gamma_upper_bound
 from optuna_gpbandit.samplers._base import GPBanditSampler, SelectionContext
 from optuna_gpbandit.samplers._docs import document
@@ -22,20 +22,6 @@ from optuna_gpbandit.samplers._settings import ConstraintsArg, ConstraintsFunc
 
 _GAMMA_BOUND_POINTS = 256
 Beta = BetaSchedule | float | Callable[[int], float]
-
-
-def check_beta(beta: Any) -> BetaSchedule:
-    """A :class:`BetaSchedule`, or a finite constant ``>= 0`` or a callable ``beta(t)`` as a
-    :class:`GivenBeta` (used as given)."""
-    if isinstance(beta, BetaSchedule):
-        return beta
-    if callable(beta):
-        return GivenBeta(value=beta)
-    if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not (
-            math.isfinite(beta) and beta >= 0):
-        raise ValueError("beta must be a schedule (Theorem1(), Theorem2(), Theorem3()), a "
-                         f"finite constant >= 0 or a callable beta(t); got {beta!r}.")
-    return GivenBeta(value=float(beta))
 
 
 @document

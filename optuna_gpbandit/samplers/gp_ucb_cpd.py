@@ -6,7 +6,7 @@ from typing import Any
 
 from optuna.samplers import BaseSampler
 
-from optuna_gpbandit._arguments import forward
+from optuna_gpbandit._arguments import check_instance, forward
 from optuna_gpbandit.failures import FailedTrials
 from optuna_gpbandit.model import GPModel
 from optuna_gpbandit.search import AcquisitionSearch
@@ -88,9 +88,8 @@ class GPUCBCPDSampler(GPUCBSampler):
         failures: FailedTrials = FailedTrials(),
         constraints: ConstraintsArg = "auto",
     ) -> None:
-        if not isinstance(reset, ChangeDetection):
-            raise ValueError("GPUCBCPDSampler: reset must be a ChangeDetection instance, got "
-                             f"{reset!r}.")
+        check_instance("GPUCBCPDSampler: reset", reset, ChangeDetection,
+                       "a ChangeDetection instance")
         super().__init__(**forward(GPUCBSampler, locals()))
 
     @classmethod
