@@ -3,8 +3,8 @@ default (:class:`NoReset`), change detection
 (:class:`~optuna_gpbandit.changepoint.ChangeDetection`) and restarts
 (:class:`~optuna_gpbandit.restarts.Restarts`).
 
-The samplers' default ``reset=None`` is :class:`NoReset` (mapped once, at the door:
-:func:`resolve_reset`). A reset keeps the trials from a trial number ``start`` on (:class:`ResetView`), and may instead
+The samplers' default is :class:`NoReset` (``reset=None``, its earlier spelling, is mapped to
+it once, at the door: :func:`resolve_reset`). A reset keeps the trials from a trial number ``start`` on (:class:`ResetView`), and may instead
 hand the suggestion a uniform exploration point (Avanesov's schedule). What each reset needs
 around the suggestion goes through the same hooks, which do nothing here: ``before_trial`` (a
 role stored when a trial starts), ``annotate`` (fields it wants in the step's record) and
@@ -108,16 +108,22 @@ class Reset:
 
 @dataclass(frozen=True)
 class NoReset(Reset):
-    """The model sees every trial of the study: ``reset=NoReset()``, what the default
-    ``reset=None`` means."""
+    """The model sees every trial of the study: ``reset=NoReset()``, the samplers' default
+    (``reset=None``, its spelling before this class, means the same)."""
+
+
+EARLIER_SPELLINGS: tuple[tuple[object, Reset], ...] = ((None, NoReset()),)
+"""Values the ``reset`` argument took before its do-nothing object, each with the reset it
+means."""
 
 
 def resolve_reset(reset: Reset | None) -> Reset:
     """The ``reset`` argument as a :class:`Reset` (``None``, its spelling before
     :class:`NoReset`, is ``NoReset()``); ``ValueError`` for anything else."""
-    if reset is None:
-        return NoReset()
-    if isinstance(reset, type) or not isinstance(reset, Reset):
-        raise ValueError("reset must be None, Restarts() or ChangeDetection(...) (or NoReset(), "
-                         f"the same as None), got {reset!r}.")
-    return reset
+    if isinstance(reset, Reset):  # (the class itself is not an instance)
+        return reset
+    for spelling, meant in EARLIER_SPELLINGS:
+        if reset is spelling:
+            return meant
+    raise ValueError("reset must be None, Restarts() or ChangeDetection(...) (or NoReset(), "
+                     f"the same as None), got {reset!r}.")

@@ -64,8 +64,8 @@ failures
     (:class:`~optuna_gpbandit.FailedTrials`; default: imputed as bad results, so the sampler
     learns where trials fail).
 reset
-    Which trials the model sees: ``None`` (default: all; the same as
-    :class:`~optuna_gpbandit.NoReset`), :class:`~optuna_gpbandit.ChangeDetection` (objectives
+    Which trials the model sees: :class:`~optuna_gpbandit.NoReset` (default: all; ``None``
+    means the same), :class:`~optuna_gpbandit.ChangeDetection` (objectives
     that change over the trials; a detected change resets the history) or
     :class:`~optuna_gpbandit.Restarts` (the model starts again once it has settled with much
     of the domain unexplored; these two for single-objective studies).

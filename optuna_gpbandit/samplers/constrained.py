@@ -8,7 +8,7 @@ from optuna.samplers import BaseSampler
 from optuna_gpbandit._arguments import forward
 from optuna_gpbandit.failures import FailedTrials
 from optuna_gpbandit.model import GPModel
-from optuna_gpbandit.reset import Reset
+from optuna_gpbandit.reset import NoReset, Reset
 from optuna_gpbandit.search import AcquisitionSearch
 from optuna_gpbandit.pending import Hallucinate, PendingRule
 from optuna_gpbandit.acquisition.width import InfoGainWidth
@@ -95,7 +95,7 @@ class ConstrainedGPUCBSampler(IGPUCBSampler):
         search: AcquisitionSearch = AcquisitionSearch(),
         pending: PendingRule = Hallucinate(),
         failures: FailedTrials = FailedTrials(),
-        reset: Reset | None = None,
+        reset: Reset | None = NoReset(),
     ) -> None:
         if not getattr(constraints, "reads_constraints", False):  # a constraint rule
             raise ValueError("ConstrainedGPUCBSampler: constraints must be FeasibleConstraints(...) "

@@ -11,7 +11,7 @@ from optuna_gpbandit._arguments import check_instance, forward
 from optuna_gpbandit.failures import FailedTrials
 from optuna_gpbandit.model import GPModel
 from optuna_gpbandit._maximize import allowed
-from optuna_gpbandit.reset import Reset
+from optuna_gpbandit.reset import NoReset, Reset
 from optuna_gpbandit.search import AcquisitionSearch
 from optuna_gpbandit.pending import Hallucinate, PendingRule
 from optuna_gpbandit._space import EncodedSpace
@@ -87,7 +87,7 @@ class GPTSSampler(KernelizedBanditSampler):
         search: AcquisitionSearch = AcquisitionSearch(n_candidates=512),
         pending: PendingRule = Hallucinate(),
         failures: FailedTrials = FailedTrials(),
-        reset: Reset | None = None,
+        reset: Reset | None = NoReset(),
         constraints: ConstraintsArg = "auto",
         scalarization: str = "chebyshev",
     ) -> None:

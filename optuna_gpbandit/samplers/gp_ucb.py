@@ -10,7 +10,7 @@ from optuna.samplers import BaseSampler
 from optuna_gpbandit._arguments import forward
 from optuna_gpbandit.failures import FailedTrials
 from optuna_gpbandit.model import GPModel
-from optuna_gpbandit.reset import Reset
+from optuna_gpbandit.reset import NoReset, Reset
 from optuna_gpbandit.search import AcquisitionSearch
 from optuna_gpbandit.pending import Hallucinate, PendingRule
 from optuna_gpbandit.acquisition.ucb import UCB
@@ -59,7 +59,7 @@ class GPUCBSampler(GPBanditSampler):
         search: AcquisitionSearch = AcquisitionSearch(),
         pending: PendingRule = Hallucinate(),
         failures: FailedTrials = FailedTrials(),
-        reset: Reset | None = None,
+        reset: Reset | None = NoReset(),
         constraints: ConstraintsArg = "auto",
         scalarization: str = "chebyshev",
     ) -> None:
