@@ -13,7 +13,7 @@ import numpy as np
 from optuna.study import Study
 from optuna.trial import FrozenTrial
 
-from optuna_gpbandit._notices import INFO, WARNING, log_once
+from optuna_gpbandit._notices import DEBUG, WARNING, log_once
 
 if TYPE_CHECKING:
     from optuna_gpbandit.gp.posterior import GPPosterior
@@ -85,7 +85,7 @@ def report(study: Study, trial: FrozenTrial, design: Design) -> None:
     """Log once per study what the pending stage does, with the counts at that moment."""
     counts = design.counts()
     if counts["pending"] or counts["stale"]:
-        log_once(study, "pending", INFO,
+        log_once(study, "pending", DEBUG,
                  "Trial %d: %d running or waiting trial(s) enter the model as pending points "
                  "with %s (pending=%s()).", trial.number, counts["pending"] + counts["stale"],
                  design.rule.summary, type(design.rule).__name__)
@@ -101,7 +101,7 @@ def report(study: Study, trial: FrozenTrial, design: Design) -> None:
                  "far longer than any completed trial; see stale_after) and are left out of the "
                  "model.", trial.number, counts["dead"])
     if counts["unresolved"]:
-        log_once(study, "unresolved", INFO,
-                 "Trial %d: %d running trial(s) have no known point yet (not sampled by an "
-                 "optuna_gpbandit sampler) and are left out of the model.",
+        log_once(study, "unresolved", DEBUG,
+                 "Trial %d: %d running trial(s) have no parameters yet (asked, not yet "
+                 "sampled) and are left out of the model.",
                  trial.number, counts["unresolved"])

@@ -2,7 +2,9 @@
 
 Samplers are stateless, but a message such as "12 failed trials are left out of the model" would
 repeat at every trial; :func:`log_once` keeps one per ``(storage, study, key)`` (counts included
-by the caller). Nothing here affects the points sampled.
+by the caller). One key per kind of notice: a user reads at most one line of each kind per
+study at INFO or above, and only what they can act on; the package's bookkeeping (how many
+pending rows, ties, polishing) is at DEBUG. Nothing here affects the points sampled.
 
 Messages of the ``optuna_gpbandit`` loggers reach Optuna's handler and obey Optuna's verbosity
 (``optuna.logging.set_verbosity``), so an INFO notice shows by default as Optuna's INFO lines do.
@@ -66,4 +68,4 @@ def log_once(study: Study, key: str, level: int, msg: str, *args: object) -> boo
     return True
 
 
-WARNING, INFO = logging.WARNING, logging.INFO
+WARNING, INFO, DEBUG = logging.WARNING, logging.INFO, logging.DEBUG

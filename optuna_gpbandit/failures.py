@@ -212,11 +212,12 @@ def report(study: Study, trial: FrozenTrial, rows: list[FailedRow], impute: bool
                  "the study's best value; the model treats it as a failed trial (a value it "
                  "cannot use). Check the objective.", trial.number, counts["best_inf"])
     if counts["extreme"]:
-        log_once(study, f"failures:extreme-{counts['extreme'].bit_length()}", INFO,
+        log_once(study, "failures:extreme", INFO,
                  "Trial %d: %d completed trial(s) have values far worse than the rest (more "
                  "than FailedTrials(extreme_gap=...) times the spread of the better values "
                  "below them, e.g. a penalty such as `return 1e6`); the model treats them as "
-                 "failed trials.", trial.number, counts["extreme"])
+                 "failed trials. If they are real measurements, pass "
+                 "failures=FailedTrials(extreme_gap=None).", trial.number, counts["extreme"])
     if not impute:
         log_once(study, "failures:ignore", INFO,
                  "Trial %d: %s trial(s) are left out of the model (FailedTrials(impute=False)); "

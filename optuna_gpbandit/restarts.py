@@ -37,7 +37,7 @@ from optuna.trial import FrozenTrial, TrialState
 
 from optuna_gpbandit._arguments import check_int, check_number
 from optuna_gpbandit._history import History, direction_sign
-from optuna_gpbandit._notices import INFO, log_once
+from optuna_gpbandit._notices import DEBUG, INFO, log_once
 from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit._storage import STATE, read_trial_json
 from optuna_gpbandit.reset import Reset, ResetRecord, ResetView
@@ -120,11 +120,13 @@ class Restarts(Reset):
         if not replayed.starts:
             return ResetView(history, 0, streak=replayed.streak)
         start = replayed.start
-        log_once(study, f"restart-{start}", INFO,
+        # the first restart at INFO, the later ones at DEBUG: one line of this kind per study
+        log_once(study, f"restart-{start}", INFO if len(replayed.starts) == 1 else DEBUG,
                  "%s: restart %d at trial %d: the model was certain of its last %d choices, "
                  "none improved the best value and much of the domain is unexplored; it now "
                  "sees trials %d on (a fresh start-up design first). The study's best trial is "
-                 "kept.", sampler_name, len(replayed.starts), start, self.patience, start)
+                 "kept; later restarts are logged at DEBUG.", sampler_name,
+                 len(replayed.starts), start, self.patience, start)
         return ResetView(history.since(start), start, streak=replayed.streak,
                          record=ResetRecord(restart_start=start, restarts=len(replayed.starts)))
 

@@ -64,9 +64,10 @@ def test_a_noisy_bandit_keeps_pulling_its_best_arms(cls, caplog):
     asks = collections.Counter(t.params["i"] for t in study.trials)
     assert sum(v for k, v in asks.items() if abs(k - 7) <= 1) >= 40
     notes = [r.getMessage() for r in caplog.records if "repeat an earlier trial" in r.getMessage()]
-    # Logged at 1, 2, 4, ... repeats, with counts: a handful of lines, not one per trial.
-    assert 1 <= len(notes) <= 8
-    assert "of 80 evaluated" not in notes[0] and " 1 of " in notes[0]
+    # One line per study, at the first repeat, naming what to pass if the objective is not noisy
+    assert len(notes) == 1 and " 1 of " in notes[0] and "deterministic_objective=True" in notes[0]
+    # a configuration that gave two values is noise: the study is never taken as deterministic
+    assert not [r for r in caplog.records if "treated as deterministic" in r.getMessage()]
 
 
 def _quadratic(trial):
@@ -80,11 +81,45 @@ def test_a_deterministic_objective_never_repeats_a_point_while_others_are_left()
 
 
 def test_a_point_whose_repeat_gave_the_same_value_is_not_asked_again():
-    # Fitted noise well above zero on this noise-free objective: a repeat may happen once, and
-    # the identical value then marks the point as done.
-    study = optuna.create_study(sampler=GPUCBSampler(seed=0))
+    # deterministic_objective=False: a noise-free objective whose fitted noise is well above
+    # zero may repeat a point once, and the identical value then marks that point as done.
+    study = optuna.create_study(sampler=GPUCBSampler(seed=0, deterministic_objective=False))
     study.optimize(_quadratic, n_trials=21)
     assert max(collections.Counter(t.params["i"] for t in study.trials).values()) <= 2
+
+
+@pytest.mark.parametrize("cls", [GPUCBSampler, GPTSSampler])
+def test_the_default_finds_out_that_an_objective_is_deterministic(cls, caplog):
+    # A deterministic objective on 21 integer points: once one repeat gave its value, nothing
+    # is asked twice (deterministic_objective=None): at most one repeat in 21 trials, said once.
+    study = optuna.create_study(sampler=cls(seed=0))
+    with caplog.at_level(logging.INFO, logger="optuna_gpbandit"):
+        study.optimize(_quadratic, n_trials=21)
+    counts = collections.Counter(t.params["i"] for t in study.trials)
+    assert sum(v - 1 for v in counts.values()) <= 1
+    said = [r for r in caplog.records if "treated as deterministic" in r.getMessage()]
+    assert len(said) <= 1 and all("deterministic_objective=True" in r.getMessage() for r in said)
+
+
+def test_found_deterministic_needs_a_repeat_with_its_value_and_no_noisy_configuration():
+    from optuna_gpbandit._repeats import found_deterministic
+
+    X = np.array([[0.1, 0.2], [0.5, 0.5], [0.1 + 5e-4, 0.2]])
+    assert found_deterministic(X, np.array([1.0, 2.0, 1.0]))  # within 1e-3, same value
+    assert not found_deterministic(X, np.array([1.0, 2.0, 1.5]))  # a smooth neighbour
+    assert not found_deterministic(X[:2], np.array([1.0, 1.0]))  # ties far apart: no repeat
+    assert not found_deterministic(X, np.array([1.0, 2.0, 1.0]), tol=1e-4)
+    # the same value nearby, but one configuration asked twice gave two values: noise
+    Xn = np.vstack([X, X[1]])
+    assert not found_deterministic(Xn, np.array([1.0, 2.0, 1.0, 2.5]))
+    assert found_deterministic(Xn, np.array([1.0, 2.0, 1.0, 2.0]))
+    assert not found_deterministic(X[:1], np.array([1.0]))
+
+
+@pytest.mark.parametrize("bad", ["yes", 1, 0.0])
+def test_deterministic_objective_must_be_a_bool_or_none(bad):
+    with pytest.raises(ValueError, match="deterministic_objective must be True, False or None"):
+        GPUCBSampler(deterministic_objective=bad)
 
 
 def test_tied_values_count_distinct_points_whose_value_an_earlier_point_gave():
@@ -98,7 +133,7 @@ def test_tied_values_count_distinct_points_whose_value_an_earlier_point_gave():
     assert tied_values(X[:0], y[:0]) == (0, 0, 0, 0)
 
 
-def test_a_plateau_of_ties_is_said_at_4_and_8_ties_once_each_in_objective_units(caplog):
+def test_a_plateau_of_ties_is_said_once_at_debug_in_objective_units(caplog):
     from optuna_gpbandit._observations import Observations
     from optuna_gpbandit.samplers._context import TIE_NOTICE, log_ties
 
@@ -112,7 +147,7 @@ def test_a_plateau_of_ties_is_said_at_4_and_8_ties_once_each_in_objective_units(
         obs = Observations(X=X, y=y_raw, y_raw=y_raw, shift=0.0, scale=1.0,
                            numbers=np.arange(12), sign=-1.0)
         caplog.clear()
-        with caplog.at_level(logging.INFO, logger="optuna_gpbandit"):
+        with caplog.at_level(logging.DEBUG, logger="optuna_gpbandit"):
             log_ties(study, trial, obs)
         return [r.getMessage() for r in caplog.records if "earlier point" in r.getMessage()]
 
@@ -120,8 +155,8 @@ def test_a_plateau_of_ties_is_said_at_4_and_8_ties_once_each_in_objective_units(
     assert said(3) == []
     first = said(4)
     assert len(first) == 1 and "4 of 12 evaluated points" in first[0] and "5 points at 3.5" in first[0]
-    assert said(5) == []  # the same doubling: said once
-    assert len(said(8)) == 1
+    assert said(8) == []  # once per study
+    assert all(r.levelno == logging.DEBUG for r in caplog.records)  # bookkeeping, not advice
 
 
 class _Peak:
@@ -197,7 +232,7 @@ def test_polishing_stops_after_patience_failed_tries_and_says_so(caplog):
     for x in [0.1, 0.9, 0.5] + [0.5 + 2e-4 * (k + 1) for k in range(POLISH_PATIENCE)]:
         study.enqueue_trial({"x": x})
     n = 3 + POLISH_PATIENCE
-    with caplog.at_level("INFO", logger="optuna"):
+    with caplog.at_level("DEBUG", logger="optuna_gpbandit"):
         study.optimize(lambda t: abs(t.suggest_float("x", 0.0, 1.0) - 0.5), n_trials=n + 1)
     assert "polishing stops" in caplog.text
     xs = np.array([t.params["x"] for t in study.trials])

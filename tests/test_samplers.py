@@ -245,7 +245,7 @@ def test_early_width_is_off_while_trials_are_pending(sampler_cls, caplog):
     pending, gets the whole factor; pending rows are counted in the record (n_censored)."""
     from optuna_gpbandit.acquisition.beta import early_factor
 
-    caplog.set_level(logging.INFO, logger="optuna_gpbandit")
+    caplog.set_level(logging.DEBUG, logger="optuna_gpbandit")  # bookkeeping: DEBUG
     study = optuna.create_study(sampler=sampler_cls(seed=0))
     study.optimize(_quad, n_trials=7)
     batch = []

@@ -67,9 +67,9 @@ class NoConstraints(ConstraintRule):
 
 
 def log_skipped(study: Study, skipped: Sequence[Any], what: str, sampler_name: str) -> None:
-    """Once per study at 1, 2, 4, 8, ... skipped trials: the counts without a flood."""
+    """Once per study, at the first skipped trial(s)."""
     if skipped:
-        log_once(study, f"constraint-skipped-{len(skipped).bit_length()}", WARNING,
+        log_once(study, "constraint-skipped", WARNING,
                  "%s: %d trial(s) skipped by %s (unusable constraint data; "
                  "on_missing='skip'): %s", sampler_name, len(skipped), what,
                  "; ".join(k.message for k in skipped[:5]) + (" ..." if len(skipped) > 5 else ""))

@@ -41,6 +41,7 @@ from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit._startup import startup_count, startup_stage
 from optuna_gpbandit._storage import STATE, write_trial_json
 from optuna_gpbandit._threads import single_threaded_blas
+from optuna_gpbandit._notices import WARNING, log_once
 from optuna_gpbandit.constraints import ConstraintModels
 from optuna_gpbandit.samplers._concurrency import MAX_ROUNDS, taken_meanwhile
 from optuna_gpbandit.samplers._context import SelectionContext, any_admitted, toward_feasibility
@@ -71,7 +72,7 @@ class GPBanditSampler(BaseSampler, abc.ABC):
         seed: int | None = None,
         independent_sampler: BaseSampler | None = None,
         n_startup_trials: int | None = None,
-        deterministic_objective: bool = False,
+        deterministic_objective: bool | None = None,
         constraints_func: ConstraintsFunc | None = None,
         warn_independent_sampling: bool = True,
         model: GPModel = GPModel(),
@@ -220,9 +221,16 @@ class GPBanditSampler(BaseSampler, abc.ABC):
             done = completed_trials(study)  # read once: the count and the dimension
             dim = 0 if s.n_startup_trials is not None else trials_prior_dim(done)
             if len(done) >= startup_count(s.n_startup_trials, dim):
-                _logger.warning("Trial %d: parameter %r is outside the relative search space "
-                                "of %s; it is sampled by %s.", trial.number, param_name,
-                                type(self).__name__, type(self._independent_sampler).__name__)
+                # once per study at WARNING (Optuna's samplers say it at every such parameter)
+                said = log_once(study, "independent-sampling", WARNING,
+                                "Trial %d: parameter %r is outside the relative search space "
+                                "of %s; it is sampled by %s. Later parameters of this kind are "
+                                "logged at DEBUG; warn_independent_sampling=False silences "
+                                "this.", trial.number, param_name, type(self).__name__,
+                                type(self._independent_sampler).__name__)
+                if not said:
+                    _logger.debug("Trial %d: parameter %r is sampled by %s.", trial.number,
+                                  param_name, type(self._independent_sampler).__name__)
         return self._independent_sampler.sample_independent(study, trial, param_name,
                                                             param_distribution)
 

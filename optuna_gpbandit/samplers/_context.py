@@ -14,9 +14,9 @@ from optuna_gpbandit.failures import FailedRow
 from optuna_gpbandit._history import History
 from optuna_gpbandit._maximize import Exclusion, union_regions
 from optuna_gpbandit.search import AcquisitionSearch
-from optuna_gpbandit._repeats import (POLISH_PATIENCE, exhausted_points, failed_polish,
+from optuna_gpbandit._repeats import (found_deterministic, POLISH_PATIENCE, exhausted_points, failed_polish,
                                       n_repeats, tied_values)
-from optuna_gpbandit._notices import INFO, log_once
+from optuna_gpbandit._notices import DEBUG, INFO, log_once
 from optuna_gpbandit.constraints.models import ConstraintModels, OptimisticViolation, Penalised
 from optuna_gpbandit._fitted_gp import FittedGP
 from optuna_gpbandit._observations import Observations
@@ -69,7 +69,7 @@ class SelectionContext:
         study when trials of other workers turn it off."""
         n = self.n_pending
         if n and factor != 1.0 and self.t < EARLY_END:
-            log_once(self.study, "early_width:pending", INFO,
+            log_once(self.study, "early_width:pending", DEBUG,
                      "Trial %d: the early width (early_factor=%g) is off while %d trial(s) "
                      "of other workers have no result: their points already spread the search. "
                      "It applies to the asks with none pending.", self.trial.number, factor, n)
@@ -135,25 +135,48 @@ def deterministic(gp: FittedGP) -> bool:
     return bool(post.effective_noise_var < 1e-4 * post.params.scale)
 
 
+def repeats_teach_nothing(study: Study, trial: FrozenTrial, obs: Observations, gp: FittedGP,
+                          find_out: bool) -> bool:
+    """Whether no evaluated point is worth asking again: the fitted noise says the objective
+    is deterministic (:func:`deterministic`), or, with ``find_out``
+    (``deterministic_objective=None``), the history shows it
+    (:func:`~optuna_gpbandit._repeats.found_deterministic`; said once per study)."""
+    if deterministic(gp):
+        return True
+    rows = np.flatnonzero(obs.fit_rows)
+    if not (find_out and found_deterministic(obs.X[rows], obs.y_raw[rows])):
+        return False
+    log_once(study, "found-deterministic", INFO,
+             "Trial %d: two trials at the same configuration (within "
+             "AcquisitionSearch.min_distance) gave the very same value: the objective is "
+             "treated as deterministic, and no configuration is asked again "
+             "(pass deterministic_objective=True to say so from the start, or False if the "
+             "objective is noisy).", trial.number)
+    return True
+
+
 def log_repeats(study: Study, trial: FrozenTrial, obs: Observations, gp: FittedGP) -> None:
-    """Say (at 1, 2, 4, ... repeats, once each per study) that trials repeat earlier points."""
+    """Say (once per study) that trials repeat earlier points of an objective the model reads
+    as noisy, and what to pass if it is not."""
     k = n_repeats(obs.X[obs.fit_rows])
     if k:
         post = gp.posterior
-        log_once(study, f"repeats-{k.bit_length()}", INFO,
-                 "Trial %d: %d of %d evaluated trials repeat an earlier trial's point (the "
-                 "model's noise sd is %.3g of the objective's sd). Repeats sharpen the "
-                 "estimate where the optimum seems to be; a point whose repeats gave identical "
-                 "values is not asked again.", trial.number, k, int(obs.fit_rows.sum()),
+        log_once(study, "repeats", INFO,
+                 "Trial %d: %d of %d evaluated trials repeat an earlier trial's configuration "
+                 "(within AcquisitionSearch.min_distance) with another value: the model reads "
+                 "the objective as noisy (noise sd %.3g of the objective's sd), where another "
+                 "look at a promising point sharpens its estimate. If the objective is "
+                 "deterministic, pass deterministic_objective=True.", trial.number, k,
+                 int(obs.fit_rows.sum()),
                  float(np.sqrt(post.effective_noise_var / post.params.scale)))
 
 
 TIE_NOTICE = 4
-"""Tied values at distinct points from which :func:`log_ties` speaks (then at each doubling)."""
+"""Tied values at distinct points from which :func:`log_ties` speaks (once, at DEBUG)."""
 
 
 def log_ties(study: Study, trial: FrozenTrial, obs: Observations) -> None:
-    """Say (at 4, 8, 16, ... tied values, once each per study) that trials at distinct points
+    """Say (once per study, at DEBUG) that trials at distinct points
     returned values that earlier trials already gave: a plateau where the objective is flat
     (one-split trees, chance-level models, a clipped metric). A stationary GP reads a plateau
     as a smooth region and may keep sampling it (docs/benchmarks.md, the decision-tree traps);
@@ -161,10 +184,10 @@ def log_ties(study: Study, trial: FrozenTrial, obs: Observations) -> None:
     rows = np.flatnonzero(obs.fit_rows)
     tied, points, largest, row = tied_values(obs.X[rows], obs.y_raw[rows])
     if tied >= TIE_NOTICE:
-        log_once(study, f"ties-{tied.bit_length()}", INFO,
+        log_once(study, "ties", DEBUG,
                  "Trial %d: %d of %d evaluated points returned a value that an earlier point "
                  "already gave (the largest group: %d points at %g). The objective is flat "
-                 "there (e.g. one-split trees or chance-level models); the model reads a "
+                 "there; the model reads a "
                  "plateau as a smooth region.", trial.number, tied, points, largest,
                  float(obs.sign * obs.y_raw[rows[row]]))
 
@@ -172,11 +195,12 @@ def log_ties(study: Study, trial: FrozenTrial, obs: Observations) -> None:
 def exclusion(obs: Observations, gp: FittedGP, space: EncodedSpace, history: History,
               failed: list[FailedRow],
               infeasible: Callable[[np.ndarray], np.ndarray] | None = None, *,
-              spread: float) -> Exclusion:
+              spread: float, all_done: bool) -> Exclusion:
     """What the maximiser must not propose while anything else is left: the neighbourhood of
     the points of trials still pending (within ``spread``: the pending rule's), the points of
     failed trials and of trials presumed dead, points not worth evaluating again
-    (:func:`exhausted_points`), the regions the failed rows' rule avoids
+    (:func:`exhausted_points`; every evaluated point if ``all_done``: a deterministic
+    objective), the regions the failed rows' rule avoids
     (:meth:`~optuna_gpbandit.failures.FailedTrials.avoided`: a failing region, where trials are
     predicted to fail), and points that no constraint's confidence bound admits
     (``infeasible``, :mod:`optuna_gpbandit.constraints.feasible`)."""
@@ -185,7 +209,7 @@ def exclusion(obs: Observations, gp: FittedGP, space: EncodedSpace, history: His
     return Exclusion(
         np.vstack([
             space.encode_many([r.params for r in failed] + [p.params for p in history.dead]),
-            exhausted_points(obs.X[obs.fit_rows], obs.y[obs.fit_rows], deterministic(gp)),
+            exhausted_points(obs.X[obs.fit_rows], obs.y[obs.fit_rows], all_done),
         ]),
         union_regions(obs.failure_rule.avoided(obs, params, categorical), infeasible),
         apart=obs.X[pending], radius=spread,
@@ -204,7 +228,7 @@ def polishing_search(study: Study, trial: FrozenTrial, obs: Observations,
     failed = failed_polish(obs.X[rows], obs.y[rows], search.min_distance)
     if failed < POLISH_PATIENCE:
         return dataclasses.replace(search, min_distance=search.polish_distance)
-    log_once(study, "polish-stopped", INFO,
+    log_once(study, "polish-stopped", DEBUG,
              "Trial %d: %d trials within min_distance (%g) of earlier points since the best "
              "value last improved did not improve it: polishing stops (polish_distance %g) "
              "until the best value improves again (logged once).", trial.number, failed,

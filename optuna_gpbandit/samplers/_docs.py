@@ -35,7 +35,13 @@ independent_sampler
 deterministic_objective
     ``True``: the objective has no noise; the GP's noise variance is fixed at its floor
     (``1e-6`` of the standardised variance) instead of fitted, as Optuna's ``GPSampler`` does
-    with this argument. Not with ``GPModel(noise_var=...)``.
+    with this argument, and no configuration is asked twice. Not with
+    ``GPModel(noise_var=...)``. ``None`` (default): find out. Once a configuration asked again
+    (within ``AcquisitionSearch.min_distance``) gives the very value it gave before, and no
+    configuration has given two values, the study is treated as deterministic: no evaluated
+    configuration is asked again (said once at INFO); the noise variance is still fitted.
+    ``False``: a noisy objective; a configuration is asked again where the model finds that
+    worth it, except one whose repeats gave identical values.
 constraints_func
     Optuna's constraint API of GPSampler: ``constraints_func(frozen_trial) -> sequence of
     float`` called after each COMPLETE or PRUNED trial, values stored as Optuna's own samplers

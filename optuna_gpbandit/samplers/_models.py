@@ -22,8 +22,8 @@ from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit.constraints import ConstraintStep
 from optuna_gpbandit._maximize import Box
 from optuna_gpbandit.search import AcquisitionSearch
-from optuna_gpbandit.samplers._context import (SelectionContext, deterministic, exclusion,
-                                               polishing_search,
+from optuna_gpbandit.samplers._context import (SelectionContext, exclusion, polishing_search,
+                                               repeats_teach_nothing,
                                               log_repeats, log_ties)
 from optuna_gpbandit.samplers._multi import objective_targets, stored_states
 from optuna_gpbandit.samplers._settings import Settings
@@ -81,13 +81,15 @@ def fit_contexts(study: Study, trial: FrozenTrial, space: EncodedSpace, history:
     # The least deterministic objective decides whether evaluated points are done.
     noisiest = max(ctxs, key=lambda c: c.gp.posterior.effective_noise_var
                    / c.gp.posterior.params.scale)
+    all_done = repeats_teach_nothing(study, trial, noisiest.obs, noisiest.gp,
+                                     settings.find_out_deterministic)
     avoid = exclusion(noisiest.obs, noisiest.gp, space, history, failed,
                       None if step.feasibility is None else step.feasibility.infeasible,
-                      spread=settings.pending.spread)
+                      spread=settings.pending.spread, all_done=all_done)
     if k == 1:
         if not step.penalised:  # penalised targets tie by their penalty, not the objective
             log_ties(study, trial, noisiest.obs)
-        if not deterministic(noisiest.gp):
+        if not all_done:
             log_repeats(study, trial, noisiest.obs, noisiest.gp)
         search = polishing_search(study, trial, noisiest.obs, search)
     return [dataclasses.replace(c, excluded=avoid, search=search) for c in ctxs]

@@ -28,7 +28,8 @@ class Settings:
     """What the stages of a suggestion read: the settings objects of the sampler's arguments
     (``model`` with ``deterministic_objective`` applied; ``constraints`` resolved with
     ``constraints_func`` into a rule, ``auto`` for GPSampler's ``"auto"``; ``reset`` a
-    :class:`~optuna_gpbandit.reset.Reset`)."""
+    :class:`~optuna_gpbandit.reset.Reset`; ``find_out_deterministic``: whether the history
+    decides if the objective is deterministic, ``deterministic_objective=None``)."""
 
     n_startup_trials: int | None
     model: GPModel
@@ -41,6 +42,7 @@ class Settings:
     constraints_func: ConstraintsFunc | None
     scalarization: str
     warn_independent_sampling: bool
+    find_out_deterministic: bool
 
 
 def resolve_constraints(
@@ -69,18 +71,21 @@ def resolve_constraints(
 
 
 def resolve_settings(
-    *, n_startup_trials: int | None, deterministic_objective: bool,
+    *, n_startup_trials: int | None, deterministic_objective: bool | None,
     constraints_func: ConstraintsFunc | None, warn_independent_sampling: bool, model: GPModel,
     search: AcquisitionSearch, pending: PendingRule, failures: FailedTrials,
     reset: Reset | None, constraints: ConstraintsArg, scalarization: str,
 ) -> Settings:
     """The checked :class:`Settings` of a sampler's arguments."""
     model = check_instance("model", model, GPModel, "a GPModel instance")
+    if deterministic_objective is not None and not isinstance(deterministic_objective, bool):
+        raise ValueError("deterministic_objective must be True, False or None (find out from "
+                         f"repeated configurations), got {deterministic_objective!r}.")
     resolved, auto = resolve_constraints(constraints, constraints_func)
     return Settings(
         n_startup_trials=(None if n_startup_trials is None
                           else check_int("n_startup_trials", n_startup_trials, 0)),
-        model=model.deterministic(deterministic_objective),
+        model=model.deterministic(deterministic_objective is True),
         search=check_instance("search", search, AcquisitionSearch, "an AcquisitionSearch instance"),
         pending=check_instance("pending", pending, PendingRule,
                           "Hallucinate(), Censoring(...) or IgnorePending()"),
@@ -92,6 +97,7 @@ def resolve_settings(
         scalarization=check_scalarization(scalarization),
         warn_independent_sampling=check_bool("warn_independent_sampling",
                                              warn_independent_sampling),
+        find_out_deterministic=deterministic_objective is None,
     )
 
 

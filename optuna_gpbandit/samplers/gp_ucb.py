@@ -52,7 +52,7 @@ class GPUCBSampler(GPBanditSampler):
         seed: int | None = None,
         independent_sampler: BaseSampler | None = None,
         n_startup_trials: int | None = None,
-        deterministic_objective: bool = False,
+        deterministic_objective: bool | None = None,
         constraints_func: ConstraintsFunc | None = None,
         warn_independent_sampling: bool = True,
         model: GPModel = GPModel(),
