@@ -46,6 +46,7 @@ from optuna_gpbandit.constraints import ConstraintModels
 from optuna_gpbandit.samplers._concurrency import MAX_ROUNDS, taken_meanwhile
 from optuna_gpbandit.samplers._context import SelectionContext, any_admitted, toward_feasibility
 from optuna_gpbandit.samplers._docs import document
+from optuna_gpbandit.samplers._door import check_arguments
 from optuna_gpbandit.samplers._models import fit_contexts
 from optuna_gpbandit.samplers._multi import (check_objectives, check_single_objective,
                                             multi_record, scalarised_choice, trial_weights)
@@ -65,6 +66,12 @@ class GPBanditSampler(BaseSampler, abc.ABC):
     <common parameters>
     <settings parameters>
     """
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> GPBanditSampler:
+        # the user's arguments, before Python's "unexpected keyword argument" speaks: errors
+        # that name the settings object and field, or the right argument (samplers/_door.py)
+        check_arguments(cls, kwargs)
+        return super().__new__(cls)
 
     def __init__(
         self,
