@@ -196,11 +196,12 @@ def report(study: Study, trial: FrozenTrial, rows: list[FailedRow], impute: bool
         return
     counts = {k: sum(r.kind == k for r in rows)
               for k in ("fail", "nonfinite", "best_inf", "extreme", "pruned", "pruned_empty")}
-    what = (
-        f"{counts['fail']} failed, {counts['nonfinite'] + counts['best_inf']} with a non-finite "
-        f"value, {counts['extreme']} with an extreme value, {counts['pruned']} pruned with and "
-        f"{counts['pruned_empty']} without an intermediate value"
-    )
+    parts = [(counts["fail"], "failed"),
+             (counts["nonfinite"] + counts["best_inf"], "with a non-finite value"),
+             (counts["extreme"], "with an extreme value"),
+             (counts["pruned"], "pruned with an intermediate value"),
+             (counts["pruned_empty"], "pruned without one")]
+    what = ", ".join(f"{n} {kind}" for n, kind in parts if n)  # only the kinds there are
     if counts["nonfinite"]:
         log_once(study, "failures:nonfinite", WARNING,
                  "Trial %d: %d trial(s) returned a non-finite value; they are treated as failed "

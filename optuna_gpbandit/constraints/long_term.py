@@ -83,7 +83,9 @@ class LongTermConstraints(ConstraintRule):
     epoch_length
         ``S`` (default 20, the paper's experiments), or ``"sqrt"``: ``max(1, round(sqrt(T)))``
         with ``T = n_trials_hint``. Keep it fixed for a study: it defines the epochs of all
-        history.
+        history. The multipliers change only when an epoch closes: a study of ``S`` trials or
+        fewer never moves them, and one of ``2 S`` moves them once; for a short study pass a
+        smaller ``S``, or ``"sqrt"`` with its ``n_trials_hint``.
     n_trials_hint
         Horizon ``T`` if known: ``L = ceil(T / S)`` in ``delta / L`` and in
         ``kappa_step="theory"``; otherwise ``L`` is the current epoch (1-based).
