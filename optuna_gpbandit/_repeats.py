@@ -56,14 +56,17 @@ def exhausted_points(X: np.ndarray, y: np.ndarray, deterministic: bool,
 
 
 def found_deterministic(X: np.ndarray, y: np.ndarray, tol: float = SAME_POINT_TOL) -> bool:
-    """Whether the history shows a deterministic objective: some point was asked again (two
-    rows of ``X`` within ``tol`` of each other, max over the encoded columns) and gave its
-    very value, and no configuration asked twice (identical rows) gave two values.
+    """Whether the objective is to be taken as deterministic: some configuration was asked
+    again (two rows of ``X`` within ``tol`` of each other, max over the encoded columns), and
+    no configuration asked twice (identical rows) gave two values.
 
     What a repeat buys a noisy objective (another look at a promising point) it cannot buy a
-    deterministic one; with this evidence every evaluated point is done
-    (:func:`exhausted_points` with ``deterministic=True``), as if the user had said
-    ``deterministic_objective=True``."""
+    deterministic one; from then on every evaluated point is done (:func:`exhausted_points`
+    with ``deterministic=True``), as if the user had said ``deterministic_objective=True``.
+    Only identical configurations can show noise: two values within ``tol`` but not at one
+    configuration may be a smooth or rugged objective's (a creeping search, a step taken
+    again), and on a continuous parameter a point ``tol`` away teaches the model what a
+    repeat would."""
     if X.shape[0] < 2:
         return False
     from scipy.spatial import cKDTree
@@ -73,10 +76,8 @@ def found_deterministic(X: np.ndarray, y: np.ndarray, tol: float = SAME_POINT_TO
         return False
     a, b = y[pairs[:, 0]], y[pairs[:, 1]]
     equal = np.abs(a - b) <= 1e-12 * np.maximum(1.0, np.abs(a))  # as _equal_values
-    if not equal.any():
-        return False
-    # a configuration that gave two values is noise, whatever other pairs say: pairs cover
-    # every identical pair, since identical rows are within any tolerance
+    # a configuration that gave two values is noise: pairs cover every identical pair, since
+    # identical rows are within any tolerance
     identical = np.all(X[pairs[:, 0]] == X[pairs[:, 1]], axis=1)
     return not bool(np.any(identical & ~equal))
 

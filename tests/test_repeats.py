@@ -101,12 +101,12 @@ def test_the_default_finds_out_that_an_objective_is_deterministic(cls, caplog):
     assert len(said) <= 1 and all("deterministic_objective=True" in r.getMessage() for r in said)
 
 
-def test_found_deterministic_needs_a_repeat_with_its_value_and_no_noisy_configuration():
+def test_found_deterministic_needs_a_repeat_and_no_configuration_with_two_values():
     from optuna_gpbandit._repeats import found_deterministic
 
     X = np.array([[0.1, 0.2], [0.5, 0.5], [0.1 + 5e-4, 0.2]])
     assert found_deterministic(X, np.array([1.0, 2.0, 1.0]))  # within 1e-3, same value
-    assert not found_deterministic(X, np.array([1.0, 2.0, 1.5]))  # a smooth neighbour
+    assert found_deterministic(X, np.array([1.0, 2.0, 1.5]))  # a neighbour: no noise shown
     assert not found_deterministic(X[:2], np.array([1.0, 1.0]))  # ties far apart: no repeat
     assert not found_deterministic(X, np.array([1.0, 2.0, 1.0]), tol=1e-4)
     # the same value nearby, but one configuration asked twice gave two values: noise

@@ -147,9 +147,10 @@ def repeats_teach_nothing(study: Study, trial: FrozenTrial, obs: Observations, g
     if not (find_out and found_deterministic(obs.X[rows], obs.y_raw[rows])):
         return False
     log_once(study, "found-deterministic", INFO,
-             "Trial %d: two trials at the same configuration (within "
-             "AcquisitionSearch.min_distance) gave the very same value: the objective is "
-             "treated as deterministic, and no configuration is asked again "
+             "Trial %d: a configuration was asked again (within "
+             "AcquisitionSearch.min_distance of an earlier one) and none has given two "
+             "values: the objective is treated as deterministic, and no configuration is "
+             "asked again "
              "(pass deterministic_objective=True to say so from the start, or False if the "
              "objective is noisy).", trial.number)
     return True
