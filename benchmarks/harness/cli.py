@@ -5,6 +5,7 @@
                                    [--trials T] [--jobs 2] [--out DIR] [--resume] [suite options]
     python -m benchmarks report SUITE DIR [DIR ...] [--half H] [--base NAME] [--compare ...]
     python -m benchmarks pool SUITE --out DIR [--from DIR ...] [selection]
+    python -m benchmarks store SUITE DIR [DIR ...] --samplers NAME ... [--out DIR]
     python -m benchmarks summary [--file FILE] SUITE=DIR[,DIR...] ...
 
 Suites (``suite.py``): quick, grid, smoke, hpo, bayesmark, shapes, bbob, users; ``list`` shows
@@ -244,6 +245,49 @@ def cmd_list(suite_name: str | None) -> int:
     return 0
 
 
+def cmd_store(suite: Suite, args: argparse.Namespace) -> int:
+    """Keep the runs of ``--samplers`` (and the pools) of the result directories in
+    ``--out`` as gzipped JSON lines (merged with what it holds; per (problem, sampler, seed,
+    trials) the last run read wins), with per-trial parameters dropped and timings rounded to
+    4 significant digits: the peers' runs, which depend only on the seeds, kept in the
+    repository (``benchmarks/reports/<suite>/peers``)."""
+    import gzip
+
+    from . import pool as P
+    from .report import collect
+
+    _, runs, _ = collect(suite, args.dirs)
+    keep = [r for r in runs if r["sampler"] in args.samplers]
+    if not keep:
+        raise SystemExit(f"store: no run of {', '.join(args.samplers)} in {', '.join(args.dirs)}")
+    os.makedirs(args.out, exist_ok=True)
+    path = os.path.join(args.out, runner.RUNS_FILE + ".gz")
+    merged = {(r["problem"], r["sampler"], r["seed"], r["n_trials"]): r
+              for r in runner.read_jsonl(os.path.join(args.out, runner.RUNS_FILE))}
+
+    def slim(r: dict) -> dict:
+        out = {k: v for k, v in r.items() if k not in ("params", "dir")}
+        for k in ("suggest_seconds", "suggest_cpu_seconds", "objective_seconds", "tell_seconds"):
+            out[k] = [float(f"{x:.4g}") for x in r.get(k, [])]
+        return out
+
+    for r in keep:
+        merged[(r["problem"], r["sampler"], r["seed"], r["n_trials"])] = slim(r)
+    with gzip.open(path, "wt") as fh:
+        for r in merged.values():
+            fh.write(json.dumps(r) + "\n")
+    n_pools = 0
+    if suite.scoring.kind == "pool":
+        pools = {**P.read(suite, [args.out]), **P.read(suite, args.dirs)}
+        with gzip.open(os.path.join(args.out, P.POOL_FILE + ".gz"), "wt") as fh:
+            for rec in pools.values():
+                fh.write(json.dumps({k: v for k, v in rec.items() if k != "dir"}) + "\n")
+        n_pools = len(pools)
+    print(f"store: {len(keep)} runs of {', '.join(args.samplers)} ({len(merged)} in all) in "
+          f"{path}" + (f"; {n_pools} pools" if n_pools else ""), file=sys.stderr)
+    return 0
+
+
 def cmd_summary(args: argparse.Namespace) -> int:
     from .summary import render
 
@@ -296,6 +340,11 @@ def _suite_parser(cmd: str, suite: Suite) -> argparse.ArgumentParser:
             p.add_argument("--baseline", nargs="+", default=None, metavar="DIR",
                            help="result directories of today's code, for the branches check's "
                            "'best value no worse than today's'")
+    elif cmd == "store":
+        p.add_argument("dirs", nargs="+", metavar="DIR")
+        p.add_argument("--samplers", nargs="+", required=True, metavar="NAME")
+        p.add_argument("--out", default=os.path.join(REPORTS, suite.name, "peers"),
+                       help=f"default benchmarks/reports/{suite.name}/peers")
     elif cmd == "pool":
         add_selection(p, suite, default_half)
         add_seed_options(p, suite)
@@ -308,7 +357,7 @@ def _suite_parser(cmd: str, suite: Suite) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    commands = ("list", "run", "report", "pool", "summary")
+    commands = ("list", "run", "report", "pool", "store", "summary")
     if not argv or argv[0] in ("-h", "--help") or argv[0] not in commands:
         print(__doc__)
         if argv and argv[0] not in ("-h", "--help"):
@@ -333,4 +382,5 @@ def main(argv: list[str] | None = None) -> int:
     args.command = " ".join(["python -m benchmarks", cmd, *rest])
     if cmd in ("run", "pool"):
         runner.limit_threads(args.threads)
-    return {"run": cmd_run, "report": cmd_report, "pool": cmd_pool}[cmd](suite, args)
+    return {"run": cmd_run, "report": cmd_report, "pool": cmd_pool,
+            "store": cmd_store}[cmd](suite, args)

@@ -47,11 +47,13 @@ def order(names: set[str]) -> list[str]:
 
 
 def dirs_with_runs(dirs: list[str]) -> list[str]:
-    """``dirs`` and their immediate subdirectories that hold a ``runs.jsonl``."""
+    """``dirs`` and their immediate subdirectories that hold a ``runs.jsonl`` (or a gzipped
+    one, ``runs.jsonl.gz``: the stored peers' runs)."""
     out = []
     for d in dirs:
         subs = [os.path.join(d, s) for s in sorted(os.listdir(d))] if os.path.isdir(d) else []
-        out += [x for x in [d] + subs if os.path.isfile(os.path.join(x, RUNS_FILE))]
+        out += [x for x in [d] + subs if os.path.isfile(os.path.join(x, RUNS_FILE))
+                or os.path.isfile(os.path.join(x, RUNS_FILE + ".gz"))]
     return out
 
 

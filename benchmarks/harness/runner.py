@@ -217,11 +217,18 @@ def _safe_run(suite_name: str, task: Task) -> tuple[Task, dict | None, str | Non
 
 # --------------------------------------------------------------------------- files
 def read_jsonl(path: str) -> list[dict]:
-    """Records of a JSON-lines file; unparsable lines (a run killed mid-write) are skipped."""
+    """Records of a JSON-lines file, or of its gzipped copy ``path + ".gz"`` (how stored runs
+    are kept in the repository); unparsable lines (a run killed mid-write) are skipped."""
     out = []
-    if not os.path.exists(path):
+    if not os.path.exists(path) and os.path.exists(path + ".gz"):
+        import gzip
+
+        opener = lambda: gzip.open(path + ".gz", "rt")  # noqa: E731
+    elif os.path.exists(path):
+        opener = lambda: open(path)  # noqa: E731
+    else:
         return out
-    with open(path) as fh:
+    with opener() as fh:
         for line in fh:
             line = line.strip()
             if not line:
