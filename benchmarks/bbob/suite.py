@@ -110,6 +110,10 @@ def sections(data) -> list[str]:
             if not runs:
                 continue
             samplers = [s for s in data.samplers if any(r["sampler"] == s for r in runs)]
+            # paired: only the problems (instances) every sampler shown ran
+            ran = {s: {r["problem"] for r in runs if r["sampler"] == s} for s in samplers}
+            both = set.intersection(*ran.values())
+            runs = [r for r in runs if r["problem"] in both]
             cells = cell_table(runs, samplers)
             common = [k for k, by in cells.items() if all(s in by for s in samplers)]
             peers = [s for s in samplers if s not in OURS and "{" not in s]
@@ -132,8 +136,8 @@ def sections(data) -> list[str]:
                     for s in samplers:
                         if cells[k][s] > bp + BEHIND:
                             behind[s].append(f"f{k[0]}")
-            lines += [f"### {h.capitalize()} half, {d}-D ({len(common)} cells, budget "
-                      f"{B.BUDGET[d]})", "",
+            lines += [f"### {h.capitalize()} half, {d}-D ({len(common)} cells, "
+                      f"{len(both)} problems every sampler ran, budget {B.BUDGET[d]})", "",
                       "| sampler | fraction of targets | runs | mean rank | cells behind the "
                       "best peer |", "|---|---:|---:|---:|---|"]
             for s in sorted(samplers, key=lambda s: -fr[s][0]):
