@@ -4,6 +4,7 @@ split the problems and the data sets; the branches branch; the reserved data set
 
 from __future__ import annotations
 
+import importlib.util
 import inspect
 import json
 import math
@@ -21,6 +22,10 @@ from benchmarks.users.objectives import FAMILIES, HALVES, LOSS_CAP, PROBLEMS
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 RESERVED = ("wine", "breast_cancer", "breast cancer", "digits")
+_MISSING = [m for m in ("xgboost", "lightgbm") if importlib.util.find_spec(m) is None]
+# the tests that train models need xgboost and lightgbm (both in the test extra)
+needs_models = pytest.mark.skipif(
+    bool(_MISSING), reason=f"{', '.join(_MISSING)} not installed: pip install -e '.[test]'")
 
 
 def _random_params(name: str, n: int, seed: int = 0, fixed: dict | None = None) -> list[dict]:
@@ -64,6 +69,7 @@ def test_problem_records():
         assert p.extra["data"] in users_data.DATASETS
 
 
+@needs_models
 # --------------------------------------------------------------------------- evaluation
 @pytest.mark.parametrize("name", list(PROBLEMS))
 def test_evaluates_finite_and_deterministic(name):
@@ -78,6 +84,7 @@ def test_evaluates_finite_and_deterministic(name):
     assert again == values[0]
 
 
+@needs_models
 def test_losses_spread():
     """Random configurations do not all give the same loss (on the problems whose loss is
     coarsest: 1 - accuracy)."""
@@ -87,6 +94,7 @@ def test_losses_spread():
             assert len(values) >= 2, name
 
 
+@needs_models
 def test_deterministic_across_processes():
     """One problem of each family, evaluated here and in a fresh process in another order."""
     names = ["u-xgb-reg-diabetes", "u-lgbm-reg-linear", "u-choice-iris", "u-hgb-diabetes",
@@ -103,6 +111,7 @@ def test_deterministic_across_processes():
     assert there == here  # JSON keeps a float's repr exactly: bit-identical
 
 
+@needs_models
 def test_non_finite_or_larger_loss_is_capped(monkeypatch):
     suggest, _, dim, about = FAMILIES["hgb"]
     p = _random_params("u-hgb-diabetes", 1)[0]
@@ -112,6 +121,7 @@ def test_non_finite_or_larger_loss_is_capped(monkeypatch):
         assert PROBLEMS["u-hgb-diabetes"].evaluate(p) == expected
 
 
+@needs_models
 def test_diverged_mlp_is_capped(monkeypatch):
     """scikit-learn's "non-finite parameter weights" error gives the cap; other errors raise."""
     from sklearn.pipeline import Pipeline
@@ -143,6 +153,7 @@ def test_loss_functions():
     assert objectives._loss("rmse", np.array([0.0, 1.0]), np.array([1.0, 0.0])) == 1.0
 
 
+@needs_models
 def test_every_thread_pool_is_limited():
     """The controller that limits evaluations to one thread sees every OpenMP and BLAS library
     loaded by the families' packages."""
@@ -162,6 +173,7 @@ def _keys(name: str, fixed: dict, n: int = 3) -> set[frozenset]:
     return {frozenset(p) for p in _random_params(name, n, seed=11, fixed=fixed)}
 
 
+@needs_models
 def test_xgb_booster_branches():
     base = {"booster", "lambda", "alpha", "subsample", "colsample_bytree"}
     tree = base | {"max_depth", "min_child_weight", "eta", "gamma", "grow_policy"}
