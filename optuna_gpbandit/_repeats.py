@@ -55,10 +55,13 @@ def exhausted_points(X: np.ndarray, y: np.ndarray, deterministic: bool,
     return X[((same | settled) & ~noisy)[inverse]]
 
 
-def found_deterministic(X: np.ndarray, y: np.ndarray, tol: float = SAME_POINT_TOL) -> bool:
+def found_deterministic(X: np.ndarray, y: np.ndarray, tol: float = SAME_POINT_TOL,
+                        quiet: bool = True) -> bool:
     """Whether the objective is to be taken as deterministic: some configuration was asked
-    again (two rows of ``X`` within ``tol`` of each other, max over the encoded columns), and
-    no configuration asked twice (identical rows) gave two values.
+    again (two rows of ``X`` within ``tol`` of each other, max over the encoded columns) and
+    gave its very value, or, if the model reads the objective as ``quiet`` (its fitted noise
+    small), gave any value; and no configuration asked twice (identical rows) gave two
+    values.
 
     What a repeat buys a noisy objective (another look at a promising point) it cannot buy a
     deterministic one; from then on every evaluated point is done (:func:`exhausted_points`
@@ -66,7 +69,10 @@ def found_deterministic(X: np.ndarray, y: np.ndarray, tol: float = SAME_POINT_TO
     Only identical configurations can show noise: two values within ``tol`` but not at one
     configuration may be a smooth or rugged objective's (a creeping search, a step taken
     again), and on a continuous parameter a point ``tol`` away teaches the model what a
-    repeat would."""
+    repeat would; but a noisy objective that the model reads as noisy keeps its repeats
+    until one gives its very value (on one parameter, long runs of a noisy objective put
+    their trials ``tol`` apart near the optimum, and refusing them pushed the search off
+    it)."""
     if X.shape[0] < 2:
         return False
     from scipy.spatial import cKDTree
@@ -79,7 +85,7 @@ def found_deterministic(X: np.ndarray, y: np.ndarray, tol: float = SAME_POINT_TO
     # a configuration that gave two values is noise: pairs cover every identical pair, since
     # identical rows are within any tolerance
     identical = np.all(X[pairs[:, 0]] == X[pairs[:, 1]], axis=1)
-    return not bool(np.any(identical & ~equal))
+    return (quiet or bool(equal.any())) and not bool(np.any(identical & ~equal))
 
 
 POLISH_PATIENCE = 3

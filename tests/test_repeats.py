@@ -107,6 +107,9 @@ def test_found_deterministic_needs_a_repeat_and_no_configuration_with_two_values
     X = np.array([[0.1, 0.2], [0.5, 0.5], [0.1 + 5e-4, 0.2]])
     assert found_deterministic(X, np.array([1.0, 2.0, 1.0]))  # within 1e-3, same value
     assert found_deterministic(X, np.array([1.0, 2.0, 1.5]))  # a neighbour: no noise shown
+    # ... unless the model reads the objective as noisy: then only the very value counts
+    assert not found_deterministic(X, np.array([1.0, 2.0, 1.5]), quiet=False)
+    assert found_deterministic(X, np.array([1.0, 2.0, 1.0]), quiet=False)
     assert not found_deterministic(X[:2], np.array([1.0, 1.0]))  # ties far apart: no repeat
     assert not found_deterministic(X, np.array([1.0, 2.0, 1.0]), tol=1e-4)
     # the same value nearby, but one configuration asked twice gave two values: noise

@@ -128,6 +128,13 @@ class SelectionContext:
         )
 
 
+QUIET_NOISE = 1e-2
+"""Fitted noise variance below this share of the kernel scale [design choice]: the model
+reads the objective as quiet, and under ``deterministic_objective=None`` any configuration
+asked again without a second value at one configuration makes it deterministic
+(:func:`~optuna_gpbandit._repeats.found_deterministic`)."""
+
+
 def deterministic(gp: FittedGP) -> bool:
     """Whether the fitted noise is below 1e-4 of the kernel scale [design choice]: then a
     repeated evaluation teaches nothing and no point is asked twice."""
@@ -144,7 +151,9 @@ def repeats_teach_nothing(study: Study, trial: FrozenTrial, obs: Observations, g
     if deterministic(gp):
         return True
     rows = np.flatnonzero(obs.fit_rows)
-    if not (find_out and found_deterministic(obs.X[rows], obs.y_raw[rows])):
+    post = gp.posterior
+    quiet = bool(post.effective_noise_var < QUIET_NOISE * post.params.scale)
+    if not (find_out and found_deterministic(obs.X[rows], obs.y_raw[rows], quiet=quiet)):
         return False
     log_once(study, "found-deterministic", INFO,
              "Trial %d: a configuration was asked again (within "
