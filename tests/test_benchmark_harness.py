@@ -194,7 +194,7 @@ def test_a_variant_of_the_earlier_flat_arguments_means_the_same_settings():
     ('GP-TS{"width": {"Bx": 0.7}}', "Bx"),  # not a field of the settings object
     ('GP-UCB{"beta": {"scale": -1}}', "scale"),  # rejected by the settings object
     ('GP-UCB{"model": 3}', "model"),  # rejected by the sampler
-    ('GP-UCB{"reset": {"patience": 3}}', "type"),  # no default object to replace
+    ('GP-UCB{"reset": {"patience": 3}}', "type"),  # not a field of the default NoReset()
     ('GP-UCB{"pending": {"type": "Nope"}}', "Nope"),
     ('TPE{"n_startup_trials": 5}', "not one of"),  # not one of ours
     ('GP-UCB{beta: {"scale": 1}}', "not JSON"),

@@ -193,8 +193,10 @@ def _construct(arg: str, default: Any, fields: dict[str, Any]) -> Any:
         names = {f.name for f in dataclasses.fields(target) if f.init}
         unknown = sorted(set(fields) - names)
         if unknown:
+            hint = "" if kind is not None else (
+                f"; to replace the default {target.__name__}(), name a class with \"type\"")
             raise ValueError(f"{arg}: {target.__name__} has no field {', '.join(unknown)} "
-                             f"(fields: {', '.join(sorted(names))})")
+                             f"(fields: {', '.join(sorted(names))}){hint}")
         if dataclasses.is_dataclass(default) and not isinstance(default, type):
             kept = {f.name: getattr(default, f.name) for f in dataclasses.fields(default)
                     if f.init and f.name in names and f.name not in fields}
