@@ -97,8 +97,9 @@ from benchmarks.harness.runner import _append as append_jsonl  # noqa: E402
 from benchmarks.harness.runner import _fmt_secs as _hms  # noqa: E402
 from benchmarks.harness.problems import Problem as HarnessProblem  # noqa: E402
 from benchmarks.harness.runner import limit_threads as limit_pools  # noqa: E402
-from benchmarks.harness.runner import (GP_SAMPLER_MODULES, import_modules,  # noqa: E402
-                                       package_checkout, pool_run, read_jsonl)
+from benchmarks.harness.peers import warm  # noqa: E402
+from benchmarks.harness.runner import (import_modules, package_checkout, pool_run,  # noqa: E402
+                                       read_jsonl)
 
 limit_threads(threads_from_argv(sys.argv[1:]))  # before numpy / scipy / torch load
 
@@ -461,8 +462,7 @@ def _worker_init(threads: int, tasks: list[dict]) -> None:
     warnings.filterwarnings("ignore")
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     modules = ["scipy.optimize", "optuna_gpbandit"]
-    if any(t["sampler"] == "GPSampler" for t in tasks):
-        modules += GP_SAMPLER_MODULES
+    warm(sorted({t["sampler"] for t in tasks}))
     if any(t.get("problem") == "sklearn-pipeline" for t in tasks):
         modules += ["sklearn.svm", "sklearn.ensemble", "sklearn.neighbors",
                     "sklearn.model_selection", "sklearn.datasets"]

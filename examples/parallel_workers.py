@@ -19,6 +19,10 @@ Run (from the repository root)::
 The default storage is a journal file (``gpbandit_parallel.log``), which many processes can
 share safely; any Optuna RDB URL works too (PostgreSQL or MySQL for many machines; SQLite locks
 under concurrent writers). Running the command again adds trials to the same study.
+
+The study is created once, before the workers start, and each worker loads it: processes that
+create one study in a new database at the same moment can crash in Optuna's schema set-up (seen
+with SQLite). Set-ups for several machines: docs/pending.md, "Sharing a study between processes".
 """
 
 from __future__ import annotations
@@ -61,7 +65,7 @@ def objective(trial: optuna.Trial) -> float:
 def worker(storage_spec: str, n_trials: int, seed: int) -> None:
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     # Every worker builds the same sampler: its draws depend on (seed, trial number), so the
-    # workers still explore different points.
+    # workers still explore different points. The study exists (main created it): load it.
     sampler = GPUCBSampler(seed=seed)
     study = optuna.load_study(study_name=STUDY, storage=make_storage(storage_spec), sampler=sampler)
     study.optimize(objective, n_trials=n_trials)
@@ -86,6 +90,8 @@ def main() -> None:
                    help="Optuna RDB URL, or a file path for a JournalStorage")
     args = p.parse_args()
 
+    # Once, before any worker starts (the workers load it): not in each worker, where processes
+    # creating one study in a new database at the same moment can crash in the schema set-up.
     optuna.create_study(study_name=STUDY, storage=make_storage(args.storage),
                         direction="maximize", load_if_exists=True)
     start = time.perf_counter()

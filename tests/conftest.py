@@ -13,9 +13,9 @@ def _quiet_optuna():
 
 
 # ------------------------------------------------------------------ distributed / PostgreSQL
-# Multi-process tests (tests/test_distributed.py) are marked ``distributed`` and run by default;
-# ``-m distributed`` selects them, ``-m "not distributed"`` leaves them out. Their PostgreSQL
-# cases are also marked ``postgres``.
+# Multi-process tests (tests/test_distributed.py, test_faults.py, test_grpc_proxy.py) are marked
+# ``distributed`` and run by default; ``-m distributed`` selects them, ``-m "not distributed"``
+# leaves them out. Their PostgreSQL cases are also marked ``postgres``.
 #
 # PostgreSQL: ``GPBANDIT_TEST_POSTGRES_URL`` (a SQLAlchemy URL, set by .ci/run) is used if set;
 # otherwise a throwaway local server is started (initdb + pg_ctl in a temporary directory, as the
@@ -28,7 +28,8 @@ import subprocess  # noqa: E402
 
 def pytest_configure(config):
     config.addinivalue_line(
-        "markers", "distributed: several worker processes share one study (journal file, PostgreSQL)"
+        "markers", "distributed: several worker processes share one study (journal file, "
+        "PostgreSQL, gRPC storage proxy)"
     )
     config.addinivalue_line("markers", "postgres: needs a PostgreSQL server (postgres_url fixture)")
     config.addinivalue_line(

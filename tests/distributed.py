@@ -14,15 +14,17 @@ Not a test module (pytest collects ``test_*.py`` only). Three parts:
   file), waits for them with a timeout and returns their exit codes, stdout and stderr;
 * :func:`check_study`, which verifies that every trial finished COMPLETE, that no worker failed,
   and that no two concurrently pending trials share a point (see :func:`shared_points`); it
-  returns the offending trials and pairs so that a test can print them.
+  returns the offending trials and pairs so that a test can print them; :func:`record_problems`
+  checks the samplers' ``gpbandit:`` records on the trials.
 
-``STORAGE`` is an RDB URL (anything containing ``://``, e.g.
+``STORAGE`` is ``grpc://HOST:PORT`` (Optuna's gRPC storage proxy, ``GrpcStorageProxy``), an
+RDB URL (anything else containing ``://``, e.g.
 ``postgresql+psycopg2://user:pw@127.0.0.1:5432/db``) or else the path of a journal file
 (``JournalStorage(JournalFileBackend(path))``).
 
 :class:`LocalPostgres` starts a throwaway PostgreSQL server (initdb + pg_ctl in a temporary
 directory, as the ``postgres`` user when running as root) for the tests' ``postgres_url``
-fixture.
+fixture; :class:`GrpcProxy` starts Optuna's gRPC storage proxy server over an RDB URL.
 """
 
 from __future__ import annotations
@@ -66,14 +68,23 @@ DEFAULT_SPEC: dict[str, Any] = {"sampler": "GPUCBSampler", "kwargs": {}, "seed":
 
 
 # --------------------------------------------------------------------------------- storage
+GRPC_SCHEME = "grpc://"
+
+
 def open_storage(
     storage: str | optuna.storages.BaseStorage, heartbeat: int | None = None
 ) -> str | optuna.storages.BaseStorage:
-    """An RDB URL is passed through, a storage object too; anything else is a journal file.
+    """``grpc://HOST:PORT`` is a ``GrpcStorageProxy``; an RDB URL is passed through, a storage
+    object too; anything else is a journal file.
 
     ``heartbeat`` (seconds, RDB URLs only): an ``RDBStorage`` with Optuna's heartbeat, grace
     period twice the interval, so that ``study.optimize`` fails the trials of dead workers.
     """
+    if isinstance(storage, str) and storage.startswith(GRPC_SCHEME):
+        if heartbeat is not None:
+            raise ValueError("heartbeat needs an RDB URL (the gRPC proxy has no heartbeat)")
+        host, _, port = storage[len(GRPC_SCHEME):].rpartition(":")
+        return optuna.storages.GrpcStorageProxy(host=host, port=int(port))
     if heartbeat is not None:
         if not (isinstance(storage, str) and "://" in storage):
             raise ValueError("heartbeat needs an RDB URL (JournalStorage has no heartbeat)")
@@ -493,6 +504,74 @@ def check_trials(
     return report
 
 
+def record_problems(trial: FrozenTrial) -> list[str]:
+    """What is wrong with the ``gpbandit:`` system attrs the samplers wrote on ``trial``.
+
+    Every such attr must be a known one: a plain value of its type (``gpbandit:stamp`` a
+    number, ``gpbandit:role`` a string, ``gpbandit:prediction`` a list) or a chunk
+    ``gpbandit:<record>:<i>`` of a JSON record (``_storage.write_trial_json``): chunks from 0 on
+    with no gap (an empty chunk ends a rewritten record), joined into valid JSON. The point
+    record (``gpbandit:params``) must hold the trial's own parameters and come with its stamp;
+    a model record (``gpbandit:state``) must be a dict and come with the point record. An empty
+    list: every record intact (a trial without records has none to break).
+    """
+    from optuna_gpbandit._storage import (FINISH, MULTIPLIERS, PARAMS, PREDICTION, PREFIX, ROLE,
+                                          STAMP, STATE, read_trial_json)
+
+    plain: dict[str, tuple[type, ...]] = {STAMP: (int, float), ROLE: (str,), PREDICTION: (list,)}
+    chunked = {PARAMS, STATE, FINISH, MULTIPLIERS}
+    where = f"trial {trial.number}"
+    problems = []
+    chunks: dict[str, dict[int, Any]] = {}
+    for key, value in trial.system_attrs.items():
+        if not key.startswith(PREFIX):
+            continue
+        if key in plain:
+            if not isinstance(value, plain[key]) or isinstance(value, bool):
+                problems.append(f"{where}: {key} is {value!r}, not a {plain[key][0].__name__}")
+            continue
+        name, _, index = key.rpartition(":")
+        if name not in chunked or not index.isdigit():
+            problems.append(f"{where}: unknown attr {key}")
+            continue
+        chunks.setdefault(name, {})[int(index)] = value
+    records = {}
+    for name, parts in sorted(chunks.items()):
+        n = 0
+        while isinstance(parts.get(n), str) and parts[n]:
+            n += 1
+        if n == 0:
+            problems.append(f"{where}: {name} has no chunk 0 (chunks {sorted(parts)})")
+            continue
+        if len(parts) > n and parts.get(n) != "":
+            problems.append(f"{where}: {name} chunk {n} is missing or not text "
+                            f"(chunks {sorted(parts)})")
+            continue
+        records[name] = read_trial_json(trial, name)
+        if records[name] is None:
+            problems.append(f"{where}: {name} is not valid JSON ({n} chunk(s))")
+    point = records.get(PARAMS)
+    if PARAMS in records and point is not None:
+        stored = point.get("params") if isinstance(point, dict) else None
+        if not isinstance(stored, dict):
+            problems.append(f"{where}: {PARAMS} holds no params dict: {point!r}")
+        else:
+            for name, internal in stored.items():
+                dist = trial.distributions.get(name)
+                if dist is not None and internal != float(
+                        dist.to_internal_repr(trial.params[name])):
+                    problems.append(f"{where}: {PARAMS} has {name}={internal!r}, the trial "
+                                    f"{trial.params[name]!r}")
+        if STAMP not in trial.system_attrs:
+            problems.append(f"{where}: {PARAMS} without {STAMP}")
+    if STATE in records:
+        if records[STATE] is not None and not isinstance(records[STATE], dict):
+            problems.append(f"{where}: {STATE} is not a dict: {records[STATE]!r}")
+        if PARAMS not in chunks:
+            problems.append(f"{where}: {STATE} without {PARAMS}")
+    return problems
+
+
 # ---------------------------------------------------------------------- local PostgreSQL
 class PostgresUnavailable(RuntimeError):
     """No PostgreSQL server could be started; the message says why."""
@@ -613,6 +692,84 @@ class LocalPostgres:
             except subprocess.TimeoutExpired:
                 self._run("pg_ctl", "-D", self.data, "-m", "immediate", "stop", timeout=60)
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------- gRPC storage proxy
+_GRPC_SERVER = """\
+import sys
+
+import optuna
+
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+url, host, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
+optuna.storages.run_grpc_proxy_server(optuna.storages.get_storage(url), host=host, port=port)
+"""
+
+
+class GrpcProxy:
+    """Optuna's gRPC storage proxy (``run_grpc_proxy_server``) over the RDB ``url``, in a
+    process of its own on a free localhost port; ``storage`` is its ``grpc://`` spec for
+    :func:`open_storage` and the workers.
+
+    Use as a context manager (``with GrpcProxy(url) as proxy:``): it starts the server and waits
+    until it answers (up to ``timeout`` seconds; a port taken meanwhile: another port, up to 5
+    tries), and stops it (SIGTERM, then SIGKILL) on exit. Needs ``grpcio`` and ``protobuf``.
+    """
+
+    def __init__(self, url: str, host: str = "127.0.0.1", timeout: float = 120.0) -> None:
+        self.url, self.host, self.timeout = url, host, timeout
+        self.port = 0
+        self.proc: subprocess.Popen | None = None
+        self._log = tempfile.TemporaryFile(mode="w+")
+
+    @property
+    def storage(self) -> str:
+        return f"{GRPC_SCHEME}{self.host}:{self.port}"
+
+    def __enter__(self) -> GrpcProxy:
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        deadline = time.perf_counter() + self.timeout
+        for _ in range(5):
+            self.port = free_port()
+            self.proc = subprocess.Popen(
+                [sys.executable, "-c", _GRPC_SERVER, self.url, self.host, str(self.port)],
+                stdout=self._log, stderr=self._log, env=worker_env(), cwd=str(REPO_ROOT))
+            client = optuna.storages.GrpcStorageProxy(host=self.host, port=self.port)
+            try:
+                while self.proc.poll() is None and time.perf_counter() < deadline:
+                    try:
+                        client.wait_server_ready(timeout=1.0)
+                        return
+                    except ConnectionError:
+                        pass
+            finally:
+                client.close()
+            if self.proc.poll() is None:  # still starting at the deadline
+                break
+            # exited: most likely the port was taken between free_port() and the bind
+        self._log.seek(0)
+        raise RuntimeError(f"the gRPC proxy server did not start on {self.host} in "
+                           f"{self.timeout:.0f} s: {self._log.read()[-3000:]}")
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._log.close()
 
 
 if __name__ == "__main__":

@@ -24,10 +24,12 @@ if str(ROOT) not in sys.path:
 
 from benchmarks.bayesmark import check  # noqa: E402
 from benchmarks.bayesmark import definitions as D  # noqa: E402
-from benchmarks.bayesmark import pool as P  # noqa: E402
 from benchmarks.bayesmark.problems import ALL, HALF_PROBLEMS, Param  # noqa: E402
-from benchmarks.bayesmark.report import problem_cells  # noqa: E402
-from benchmarks.harness.problems import PROBLEMS  # noqa: E402
+from benchmarks.bayesmark.suite import SUITE  # noqa: E402
+from benchmarks.harness import cli, report  # noqa: E402
+from benchmarks.harness import pool as P  # noqa: E402
+from benchmarks.harness import scoring as S  # noqa: E402
+from benchmarks.harness.suite import Suite  # noqa: E402
 
 # Cheap problems whose stored reference cases (those of seed 1: two each) are replayed (~1 s).
 REPLAYED = ["DT_wine_nll", "DT_diabetes_mse", "kNN_iris_acc", "kNN_breast_nll", "SVM_wine_nll",
@@ -41,7 +43,7 @@ def test_the_grid_is_bayesmarks_without_boston():
         names = [n for n in ALL if ALL[n].model == m]
         assert len(names) == 10
         assert sum(ALL[n].task == "regression" for n in names) == 2
-    assert all(PROBLEMS[n].extra.get("bayesmark") for n in ALL)
+    assert all(SUITE.problem(n, 0).extra.get("bayesmark") for n in ALL)
 
 
 def test_the_split_is_the_one_fixed_in_the_readme():
@@ -205,6 +207,15 @@ def _run(sampler, seed, values):
     return {"problem": "p", "sampler": sampler, "seed": seed, "values": list(values)}
 
 
+def problem_cells(runs, pools, T, floor):
+    """The cells of problem "p"'s runs at T, each seed scored against its own pool."""
+    suite = Suite(name="t", title="t", halves={"all": ["p"]}, problem=None, budget=None,
+                  scoring=S.Scoring("pool", S.fixed_budgets(T), floor=floor),
+                  seeded_objective=True)
+    cells = S.problem_cells(suite, "p", runs, pools)[0]
+    return {(s, int(label.split()[-1])): c for (s, label), c in cells.items()}
+
+
 def test_each_seed_is_scored_against_its_own_opt_and_random_baseline():
     base = [4.0, 6.0, 3.0, 8.0, 5.0, 7.0]
     pools = {0: base, 1: [v + 100.0 for v in base]}  # seed 1: the same landscape, shifted
@@ -212,7 +223,7 @@ def test_each_seed_is_scored_against_its_own_opt_and_random_baseline():
     for seed, off in ((0, 0.0), (1, 100.0)):
         runs += [_run("A", seed, [v + off for v in (5.0, 3.0, 2.5, 2.5, 2.0)]),
                  _run("B", seed, [v + off for v in (6.0, 6.0, 5.0, 4.5, 4.5)])]
-    cells = problem_cells(runs, pools, [5], floor=None)
+    cells = problem_cells(runs, pools, 5, floor=None)
     a, b = cells[("A", 5)], cells[("B", 5)]
     # the offset cancels: both seeds score alike
     assert a.by_seed[0] == pytest.approx(a.by_seed[1]) and b.by_seed[0] == pytest.approx(
@@ -224,41 +235,37 @@ def test_each_seed_is_scored_against_its_own_opt_and_random_baseline():
     # anytime: the mean over t = 5..T of the score after t trials (here t = 5 alone)
     assert a.anytime == pytest.approx(100.0)
     # a pool value below every run: no run reaches 100 on that seed
-    cells = problem_cells(runs, {0: base + [1.0], 1: pools[1]}, [5], floor=None)
+    cells = problem_cells(runs, {0: base + [1.0], 1: pools[1]}, 5, floor=None)
     assert cells[("A", 5)].by_seed[0][0] < 100.0 and cells[("A", 5)].by_seed[1][0] == 100.0
     # the floor, and a seed whose pool is shorter than T is not scored at T
-    cells = problem_cells(runs, {0: base, 1: base[:4]}, [5], floor=-100.0)
+    cells = problem_cells(runs, {0: base, 1: base[:4]}, 5, floor=-100.0)
     assert set(cells[("B", 5)].by_seed) == {0}
 
 
 def test_a_pool_is_drawn_from_its_own_stream_and_extended_not_redrawn(tmp_path):
-    first = P.draw("kNN_iris_acc", 3, 0)
-    assert first == P.draw("kNN_iris_acc", 5, 0)[:3]
-    assert first != P.draw("kNN_iris_acc", 3, 1)
+    first = P.draw(SUITE, "kNN_iris_acc", 3, 0)
+    assert first == P.draw(SUITE, "kNN_iris_acc", 5, 0)[:3]
+    assert first != P.draw(SUITE, "kNN_iris_acc", 3, 1)
     import optuna
 
     study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))  # a Random run
     assert [ALL["kNN_iris_acc"].suggest(study.ask()) for _ in range(3)] != first
-    pools = P.ensure(str(tmp_path), [("kNN_iris_acc", 0)], 3)
+    pools = P.ensure(SUITE, str(tmp_path), [("kNN_iris_acc", 0)], 3)
     rec = pools[("kNN_iris_acc", 0)]
     assert rec["n"] == 3 and rec["values"][0] == ALL["kNN_iris_acc"].evaluate(first[0], 0)
-    longer = P.ensure(str(tmp_path), [("kNN_iris_acc", 0)], 5)[("kNN_iris_acc", 0)]
+    longer = P.ensure(SUITE, str(tmp_path), [("kNN_iris_acc", 0)], 5)[("kNN_iris_acc", 0)]
     assert longer["values"][:3] == rec["values"] and longer["n"] == 5
-    assert P.read([str(tmp_path)])[("kNN_iris_acc", 0)]["n"] == 5
+    assert P.read(SUITE, [str(tmp_path)])[("kNN_iris_acc", 0)]["n"] == 5
     assert len((tmp_path / P.POOL_FILE).read_text().splitlines()) == 2
 
 
 def test_a_run_scores_each_seeds_objective_and_reports_per_half(tmp_path):
-    from benchmarks.bayesmark import run
-    from benchmarks.harness import runner, suite
+    from benchmarks.harness import runner
 
-    args = argparse.Namespace(
-        half="all", problems=["DT_iris_acc", "kNN_iris_nll"], models=None, skip_slow=False,
-        samplers=["Random", "TPE"], seeds=2, seed_list=None, first_seed=0, trials=6, jobs=1,
-        threads=1, out=str(tmp_path), resume=False, no_report=False, base="TPE", pool=10)
-    assert run.cmd_run(args) == 0
-    assert runner.run_one is suite.HARNESS_RUN_ONE  # the hooks are undone
-    assert runner._worker_init is suite.HARNESS_INIT
+    problems = ["DT_iris_acc", "kNN_iris_nll"]
+    assert cli.main(["run", "bayesmark", "--half", "all", "--problems", *problems, "--samplers",
+                     "Random", "TPE", "--seeds", "2", "--trials", "6", "--out", str(tmp_path),
+                     "--base", "TPE", "--pool", "10", "--quiet"]) == 0
     runs = runner.read_jsonl(str(tmp_path / "runs.jsonl"))
     assert len(runs) == 2 * 2 * 2
     for r in runs:
@@ -266,50 +273,51 @@ def test_a_run_scores_each_seeds_objective_and_reports_per_half(tmp_path):
         # the recorded value is the loss of the run's own seed (shuffle_seed = seed)
         raw = r["params"][-1]
         assert r["values"][-1] == prob.evaluate(raw, r["seed"])
-    pools = P.read([str(tmp_path)])
-    assert set(pools) == {(p, s) for p in args.problems for s in (0, 1)}
+    pools = P.read(SUITE, [str(tmp_path)])
+    assert set(pools) == {(p, s) for p in problems for s in (0, 1)}
     assert all(rec["n"] == 10 for rec in pools.values())
-    report = (tmp_path / "report.md").read_text()
-    assert "## Tuning half (DT, SVM, MLP-sgd, lasso)" in report
-    assert "## Validation half (RF, kNN, MLP-adam, ada, linear)" in report
-    assert "Paired against `TPE`" in report and "| Random |" in report
+    text = (tmp_path / "report.md").read_text()
+    assert "## Tuning half (DT, SVM, MLP-sgd, lasso)" in text
+    assert "## Validation half (RF, kNN, MLP-adam, ada, linear)" in text
+    assert "Paired against `TPE`" in text and "| Random |" in text
     cfg = json.loads((tmp_path / "config.json").read_text())
     assert cfg["suite"] == "bayesmark" and cfg["parts"][0]["half"] == "all"
     assert cfg["parts"][0]["pool"] == 10
     # a later report reuses the cached pools
     before = (tmp_path / P.POOL_FILE).read_text()
-    from benchmarks.bayesmark.report import render
-
-    render([str(tmp_path)], base="TPE")
+    report.render(SUITE, [str(tmp_path)], base="TPE")
     assert (tmp_path / P.POOL_FILE).read_text() == before
 
 
 def test_a_pool_is_at_least_1_6_times_the_trials_or_refused_naming_the_argument():
-    from benchmarks.bayesmark.run import _pool_of
+    from benchmarks.harness.runner import Task
 
-    assert _pool_of(argparse.Namespace(pool=None, trials=40)) == P.POOL_N == 64
-    assert _pool_of(argparse.Namespace(pool=None, trials=100)) == 160
-    assert _pool_of(argparse.Namespace(pool=10, trials=6)) == 10
+    def pool_of(pool, trials):
+        return cli.pool_of(SUITE, argparse.Namespace(pool=pool),
+                           [Task("DT_iris_acc", "Random", 0, trials)])
+
+    assert pool_of(None, 40) == P.POOL_N == 64
+    assert pool_of(None, 100) == 160
+    assert pool_of(10, 6) == 10
     with pytest.raises(SystemExit, match="--pool 40 is shorter than 64"):
-        _pool_of(argparse.Namespace(pool=40, trials=40))
+        pool_of(40, 40)
 
 
 def test_a_report_extends_a_pool_as_short_as_the_budget(tmp_path):
-    from benchmarks.bayesmark.report import pools_for
-
-    short = P.ensure(str(tmp_path), [("kNN_iris_acc", 0)], 6)[("kNN_iris_acc", 0)]
+    short = P.ensure(SUITE, str(tmp_path), [("kNN_iris_acc", 0)], 6)[("kNN_iris_acc", 0)]
     run = {"problem": "kNN_iris_acc", "seed": 0, "values": [0.0] * 6, "dir": str(tmp_path)}
     # at n = T, rand_s(T) would be the pool's minimum: extended to pool_size(T) = 64
-    rec = pools_for([run], [str(tmp_path)], [6])[("kNN_iris_acc", 0)]
+    rec = report.pools_for(SUITE, [run], [str(tmp_path)])[("kNN_iris_acc", 0)]
     assert rec["n"] == P.pool_size(6) == 64 and rec["values"][:6] == short["values"]
-    assert P.read([str(tmp_path)])[("kNN_iris_acc", 0)]["n"] == 64
+    assert P.read(SUITE, [str(tmp_path)])[("kNN_iris_acc", 0)]["n"] == 64
 
 
 def test_a_problem_outside_the_chosen_half_is_refused():
-    from benchmarks.bayesmark.run import select
+    def select(*argv):
+        return cli.select(SUITE, cli._suite_parser("run", SUITE).parse_args(list(argv)))
 
-    assert select("tuning", ["DT_iris_acc"], None) == ["DT_iris_acc"]
+    assert select("--problems", "DT_iris_acc") == ["DT_iris_acc"]
     with pytest.raises(SystemExit, match="not in the tuning half"):
-        select("tuning", ["RF_iris_acc"], None)
-    assert len(select("validation", None, ["kNN"])) == 10
-    assert len(select("tuning", None, ["MLP-sgd"], skip_slow=True)) == 8
+        select("--problems", "RF_iris_acc")
+    assert len(select("--half", "validation", "--models", "kNN")) == 10
+    assert len(select("--models", "MLP-sgd", "--skip-slow")) == 8

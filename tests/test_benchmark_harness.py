@@ -18,13 +18,11 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.harness import cli, report, runner  # noqa: E402
+from benchmarks.harness import cli, quick, report, runner  # noqa: E402
 from benchmarks.harness.problems import GRIDS, PROBLEMS  # noqa: E402
+from benchmarks.harness.suite import get_suite  # noqa: E402
 
-# The harness's own problems (suites that register theirs, such as benchmarks.shapes when its
-# test module is collected first, test them in their own test files).
-KNOWN = [p for p in PROBLEMS.values()
-         if p.minimum is not None and p.name not in GRIDS and "shapes" not in p.extra]
+KNOWN = [p for p in PROBLEMS.values() if p.minimum is not None and p.name not in GRIDS]
 
 
 @pytest.mark.parametrize("problem", KNOWN, ids=[p.name for p in KNOWN])
@@ -87,7 +85,7 @@ def test_ml_task_is_an_error_rate():
 
 
 def _run(out, *extra):
-    return cli.main(["run", "--suite", "smoke", "--problems", "branin", "--samplers", "GP-UCB",
+    return cli.main(["run", "smoke", "--problems", "branin", "--samplers", "GP-UCB",
                      "Random", "--seeds", "1", "--trials", "6", "--out", str(out), *extra])
 
 
@@ -103,17 +101,21 @@ def test_smoke_end_to_end_writes_json_lines_and_renders_a_table(tmp_path, capsys
         assert r["best_value"] == min(r["values"]) and r["wall_seconds"] > 0
         assert r["minimum"] == pytest.approx(0.397887, abs=1e-6)
     config = json.loads((tmp_path / runner.CONFIG_FILE).read_text())
-    assert config["samplers"] == ["GP-UCB", "Random"] and config["n_trials"] == 6
+    part = config["parts"][-1]
+    assert config["suite"] == "smoke" and part["samplers"] == ["GP-UCB", "Random"]
+    assert part["n_trials"] == [6] and part["command"].startswith("python -m benchmarks run smoke")
     out = capsys.readouterr()
     assert "[2/2] branin" in out.err  # progress on stderr
     assert "### branin" in out.out and "| GP-UCB | 1 |" in out.out
 
-    text = report.render(str(tmp_path), plots=False)
+    text = report.render(get_suite("smoke"), [str(tmp_path)])
     assert (tmp_path / "report.md").read_text() == text
     assert "simple regret at T: median [IQR]" in text
     assert "Quality targets" in text
+    # the one format's table: Random's own score is 0 by definition, GP-UCB's the formula's
+    assert "| Random | 0.0 | 0.0 | 0 of 1 |" in text
     # the table's median is the run's final simple regret
-    res = report.summarize(records)["branin"]
+    res = quick.summarize(records)["branin"]
     r = next(r for r in records if r["sampler"] == "GP-UCB")
     assert res.cells["GP-UCB"].median == pytest.approx(min(r["values"]) - r["minimum"])
     assert res.cells["GP-UCB"].cumulative[0] == pytest.approx(
@@ -129,7 +131,7 @@ def test_resume_skips_finished_runs(tmp_path, capsys):
     capsys.readouterr()
     # keep the first run, and a second one cut off mid-line (killed while writing)
     path.write_text(first + "\n" + second[: len(second) // 2])
-    assert cli.main(["run", "--resume", "--out", str(tmp_path), "--no-report"]) == 0
+    assert _run(tmp_path, "--resume", "--no-report") == 0
     err = capsys.readouterr().err
     assert "1 already finished" in err and "1 to run" in err
     records = runner.read_jsonl(str(path))
@@ -138,7 +140,7 @@ def test_resume_skips_finished_runs(tmp_path, capsys):
     # deterministic: the rerun gives the values of the interrupted one's full record
     assert records[1]["values"] == json.loads(second)["values"]
     # nothing left: a second resume runs nothing
-    assert cli.main(["run", "--resume", "--out", str(tmp_path), "--no-report"]) == 0
+    assert _run(tmp_path, "--resume", "--no-report") == 0
     assert "0 to run" in capsys.readouterr().err
     assert len(runner.read_jsonl(str(path))) == 2
 
@@ -149,7 +151,7 @@ def test_report_of_unknown_optimum_uses_the_best_value_over_all_runs():
          "values": v, "suggest_seconds": [0.0] * 3, "wall_seconds": 1.0}
         for s, seed, v in [("GP-UCB", 0, [0.3, 0.2, 0.25]), ("TPE", 0, [0.4, 0.1, 0.5])]
     ]
-    res = report.summarize(runs)["p"]
+    res = quick.summarize(runs)["p"]
     assert res.reference == 0.1 and not res.known_minimum
     assert res.cells["GP-UCB"].median == pytest.approx(0.1)
     assert res.cells["TPE"].median == 0.0
@@ -208,4 +210,4 @@ def test_a_bad_variant_is_an_error_naming_it(name, reason):
     (msg,) = unknown_samplers([name])
     assert name in msg and reason in msg
     with pytest.raises(SystemExit, match="unknown sampler"):
-        cli._check_samplers(["GP-UCB", name])
+        cli.check_samplers(["GP-UCB", name])

@@ -164,7 +164,27 @@ def test_readme_python_block_runs(index, published):
 
 def test_example_py_runs(published, capsys):
     runpy.run_path(str(PACKAGE / "example.py"), run_name="__main__")
-    assert "'x'" in capsys.readouterr().out
+    out = capsys.readouterr()
+    assert "'x'" in out.out and "registry" not in out.err
+
+
+def test_example_py_says_what_to_do_while_the_package_is_not_in_the_registry(
+        monkeypatch, tmp_path, capsys):
+    # What load_module raises for a package the registry lacks (its sparse checkout has no such
+    # folder to move into the cache); without network it raises git's error instead.
+    def load_module(package, **kwargs):
+        raise FileNotFoundError(2, "No such file or directory", f"package/{package}")
+
+    monkeypatch.setattr(optunahub, "load_module", load_module)
+    monkeypatch.chdir(tmp_path)
+    namespace = runpy.run_path(str(PACKAGE / "example.py"), run_name="__main__")
+    out = capsys.readouterr()
+    assert "not in the OptunaHub registry yet" in out.err
+    assert "'Loading the package from a checkout'" in out.err
+    assert "\n### Loading the package from a checkout\n" in README  # the section it names
+    assert "FileNotFoundError" in out.err
+    assert namespace["module"] is optuna_gpbandit and "'x'" in out.out
+    assert len(namespace["study"].trials) == 30
 
 
 def test_python_files_keep_the_registry_import_style():

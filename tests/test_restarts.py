@@ -16,7 +16,6 @@ from optuna.trial import TrialState, create_trial
 from optuna_gpbandit import GPTSSampler, GPUCBSampler, IGPUCBSampler, Restarts
 from optuna_gpbandit.restarts import (CERTAIN_SD, MIN_GAIN, RESTART_PATIENCE, UNEXPLORED_KEY,
                                        UNEXPLORED_SD, replay, restart_points, unexplored)
-from optuna_gpbandit.changepoint import ChangeDetection
 from optuna_gpbandit._storage import STATE
 
 _DIST = {"x": FloatDistribution(0.0, 1.0)}

@@ -25,12 +25,11 @@ the end points' weight). Bools are categorical (a user's ``suggest_categorical([
 which is how Optuna users write them; Bayesmark itself treats them as a 0 / 1 int). Bayesmark's
 scikit-learn problems have no cat or ordinal parameter; the mapping is there for completeness.
 
-Importing this module registers all 90 problems in ``benchmarks.harness.problems.PROBLEMS``
-(kind "ml", ``extra["bayesmark"]``), under Bayesmark's test-case names (``DT_diabetes_mse``). A
-problem's objective depends on the run's seed (``shuffle_seed``): the registered problem is the
-seed-0 objective (Bayesmark's own default), and :func:`bind` replaces it with the objective of
-another seed, which ``run.py`` does before each run (so a run of seed s scores
-``SklearnModel(..., shuffle_seed=s)``).
+:func:`harness_problem` gives the 90 problems as harness problems (kind "ml",
+``extra["bayesmark"]``), under Bayesmark's test-case names (``DT_diabetes_mse``). A problem's
+objective depends on the run's seed (``shuffle_seed``): ``harness_problem(name, s)`` is the
+objective of seed ``s``, so a run of seed s scores ``SklearnModel(..., shuffle_seed=s)``
+(``suite.py``).
 """
 
 from __future__ import annotations
@@ -42,7 +41,7 @@ from typing import Any
 
 import optuna
 
-from benchmarks.harness.problems import PROBLEMS, Problem
+from benchmarks.harness.problems import Problem
 
 from . import definitions as D
 
@@ -182,21 +181,3 @@ def harness_problem(name: str, seed: int) -> Problem:
 
     return Problem(name, p.description(), p.suggest, evaluate, None, None, "ml", len(p.params),
                    {"bayesmark": True, "seed": seed, "half": p.half})
-
-
-def bind(name: str, seed: int) -> None:
-    """Make ``benchmarks.harness.problems.get_problem(name)`` the objective of ``seed``."""
-    PROBLEMS[name] = harness_problem(name, seed)
-
-
-def register() -> None:
-    """Add the problems (seed 0) to the harness's problems (idempotent)."""
-    for name in ALL:
-        known = PROBLEMS.get(name)
-        if known is not None and not known.extra.get("bayesmark"):
-            raise RuntimeError(f"problem name {name!r} clashes with a harness problem")
-        if known is None:
-            bind(name, 0)
-
-
-register()

@@ -1,15 +1,19 @@
-"""Tables, quality-target summary and plots of a result directory (``runs.jsonl``).
+"""One report format for every suite (``python -m benchmarks report SUITE DIR ...``).
 
-Regret. For problems with a known minimum ``f*`` the regret of a value ``y`` is ``y - f*``
-(clipped at 0). For the scikit-learn tasks (``minimum`` null) ``f*`` is the best value found by
-any run of that problem in the directory, so their regrets are relative to the best
-cross-validated error rate seen, and they change if runs are added.
+Reads ``runs.jsonl`` of each directory and of its immediate subdirectories (per (problem,
+sampler, seed) the run with the most trials, its directory in ``"dir"``), scores the runs by the
+suite's rule (``scoring.py``) and writes ``report.md`` with, per half of the suite (and both
+together), per scored budget:
 
-* simple regret after ``t`` trials: ``min_{s <= t} y_s - f*``; the tables give it at ``T``
-  (median over seeds, with the interquartile range);
-* cumulative regret: ``sum_t (y_t - f*)`` over all ``T`` trials (mean ± standard error);
-* s / suggestion: wall time of ``study.ask()`` + the ``suggest_*`` calls, mean over the trials
-  and runs; wall s / run: the whole run including the objective, mean over runs.
+* a table of the samplers: score and anytime score (means over the problems every sampler
+  shown ran, ± the standard error over seeds combined over problems), the problems below random
+  search, seconds per suggestion;
+* the paired differences against the base sampler (``--base``), ± the paired standard error;
+* a figure of the mean score over the trials (x: the fraction of the budget), ``score-*.png``;
+* the score per problem (bold: the best);
+
+then the suite's own sections (its checks, its tables), a table of the problems (what the
+scores were measured against) and the failed runs.
 """
 
 from __future__ import annotations
@@ -17,320 +21,386 @@ from __future__ import annotations
 import json
 import math
 import os
-from dataclasses import dataclass
+import re
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from . import scoring as S
 from .runner import CONFIG_FILE, ERRORS_FILE, RUNS_FILE, read_jsonl
 from .samplers import OURS, SAMPLERS
 
-TARGET_VS_GP = 0.6  # ours no worse than GPSampler on >= 60 % of the problems
-TARGET_VS_TPE = 0.8  # ours better than TPE on >= 80 % of the problems
-GP, TPE = "GPSampler", "TPE"
+if TYPE_CHECKING:
+    from .suite import Suite
+
+ORDER = OURS + ["GPSampler", "BoTorch", "HEBO", "SMAC", "SMAC-BB", "CMA-ES", "TPE", "TPE-mv",
+                "TPE-uv", "TPE-group", "Random"]
+"""Samplers in report order (others after them, by name)."""
 
 
-@dataclass
-class Cell:
-    """All runs of one (problem, sampler)."""
-
-    seeds: list[int]
-    simple: np.ndarray  # (runs, T) simple regret curves
-    cumulative: np.ndarray  # (runs,)
-    suggest: np.ndarray  # (runs, T) seconds per suggestion
-    wall: np.ndarray  # (runs,)
-
-    @property
-    def final(self) -> np.ndarray:
-        return self.simple[:, -1]
-
-    @property
-    def median(self) -> float:
-        return float(np.median(self.final))
+def order(names: set[str]) -> list[str]:
+    pref = ORDER + [s for s in SAMPLERS if s not in ORDER]
+    return [s for s in pref if s in names] + sorted(names - set(pref))
 
 
-@dataclass
-class ProblemResult:
-    name: str
-    T: int
-    reference: float
-    known_minimum: bool
-    cells: dict[str, Cell]
-    dropped: int  # runs with another number of trials, left out
-
-
-def load(out_dir: str) -> tuple[dict, list[dict]]:
-    cfg_path = os.path.join(out_dir, CONFIG_FILE)
-    config = json.load(open(cfg_path)) if os.path.exists(cfg_path) else {}
-    runs = {}
-    for r in read_jsonl(os.path.join(out_dir, RUNS_FILE)):
-        runs[(r["problem"], r["sampler"], r["seed"], r["n_trials"])] = r  # last one wins
-    return config, list(runs.values())
-
-
-def _order(names: set[str], preferred: list[str]) -> list[str]:
-    return [n for n in preferred if n in names] + sorted(names - set(preferred))
-
-
-def summarize(runs: list[dict], config: dict | None = None) -> dict[str, ProblemResult]:
-    config = config or {}
-    problems = _order({r["problem"] for r in runs}, list(config.get("problems", [])))
-    samplers = _order({r["sampler"] for r in runs},
-                      list(config.get("samplers", [])) + list(SAMPLERS))
-    out = {}
-    for prob in problems:
-        prs = [r for r in runs if r["problem"] == prob]
-        T = max(r["n_trials"] for r in prs)
-        kept = [r for r in prs if r["n_trials"] == T and len(r["values"]) == T]
-        known = kept[0]["minimum"] is not None
-        ref = kept[0]["minimum"] if known else min(min(r["values"]) for r in kept)
-        cells = {}
-        for s in samplers:
-            rs = sorted((r for r in kept if r["sampler"] == s), key=lambda r: r["seed"])
-            if not rs:
-                continue
-            y = np.array([r["values"] for r in rs], dtype=float)
-            inst = np.maximum(y - ref, 0.0)
-            cells[s] = Cell(
-                seeds=[r["seed"] for r in rs],
-                simple=np.minimum.accumulate(inst, axis=1),
-                cumulative=inst.sum(axis=1),
-                suggest=np.array([r["suggest_seconds"] for r in rs], dtype=float),
-                wall=np.array([r["wall_seconds"] for r in rs], dtype=float),
-            )
-        out[prob] = ProblemResult(prob, T, float(ref), known, cells, len(prs) - len(kept))
+def dirs_with_runs(dirs: list[str]) -> list[str]:
+    """``dirs`` and their immediate subdirectories that hold a ``runs.jsonl`` (or a gzipped
+    one, ``runs.jsonl.gz``: the stored peers' runs)."""
+    out = []
+    for d in dirs:
+        subs = [os.path.join(d, s) for s in sorted(os.listdir(d))] if os.path.isdir(d) else []
+        out += [x for x in [d] + subs if os.path.isfile(os.path.join(x, RUNS_FILE))
+                or os.path.isfile(os.path.join(x, RUNS_FILE + ".gz"))]
     return out
 
 
-# --------------------------------------------------------------------------- markdown
-def _g(x: float) -> str:
+def collect(suite: "Suite", dirs: list[str]) -> tuple[list[dict], list[dict], list[dict]]:
+    """(parts of the configs, runs, errors) of ``dirs`` and their immediate subdirectories;
+    per (problem, sampler, seed) the run with the most trials (its directory in ``"dir"``),
+    only the suite's problems; the errors of the runs that never finished."""
+    names = set(suite.names())
+    parts, best, errors = [], {}, []
+    for d in dirs_with_runs(dirs):
+        cfg = os.path.join(d, CONFIG_FILE)
+        if os.path.exists(cfg):
+            parts += [{**p, "dir": d} for p in json.load(open(cfg)).get("parts", [])]
+        errors += read_jsonl(os.path.join(d, ERRORS_FILE))
+        for r in read_jsonl(os.path.join(d, RUNS_FILE)):
+            key = (r["problem"], r["sampler"], r["seed"])
+            if r["problem"] in names and len(r["values"]) >= len(best.get(key, {}).get(
+                    "values", [])):
+                best[key] = {**r, "dir": d}
+    last = {(e["problem"], e["sampler"], e["seed"]): e for e in errors}
+    return parts, list(best.values()), [e for k, e in last.items() if k not in best]
+
+
+@dataclass
+class Data:
+    """Everything a report section may read."""
+
+    suite: "Suite"
+    dirs: list[str]
+    runs: list[dict]
+    cells: dict[str, dict]  # problem -> (sampler, label) -> Cell
+    infos: dict[str, S.ProblemInfo]
+    labels: list[str]
+    samplers: list[str]
+    base: str
+    extra: dict = field(default_factory=dict)  # the suite's own report options
+
+    def runs_of(self, problem: str) -> list[dict]:
+        return [r for r in self.runs if r["problem"] == problem]
+
+
+def pools_for(suite: "Suite", runs: list[dict], dirs: list[str]) -> dict[tuple[str, int], dict]:
+    """The pools of every (problem, objective seed) of ``runs``, read from ``dirs`` (and their
+    subdirectories); one that is missing, or shorter than ``pool.least_pool`` of the longest
+    budget its runs are scored at, is evaluated or extended (``pool.pool_size`` of that
+    budget) into the directory of its runs."""
+    from . import pool as P
+
+    known = P.read(suite, dirs)
+    need: dict[tuple[str, int], tuple[int, str]] = {}
+    for r in runs:
+        key = (r["problem"], suite.objective_seed(r["seed"]))
+        T = max([T for _, T in suite.scoring.budgets(r["problem"], len(r["values"]))
+                 if T <= len(r["values"])], default=0)
+        if T > need.get(key, (0, ""))[0]:
+            need[key] = (T, r["dir"])
+    todo: dict[tuple[str, int], list[tuple[str, int]]] = {}
+    for key, (T, d) in need.items():
+        if key not in known or known[key]["n"] < P.least_pool(T):
+            todo.setdefault((d, P.pool_size(T)), []).append(key)
+    out = dict(known)
+    for (d, n), keys in todo.items():
+        print(f"report: {len(keys)} random-search pool(s) missing or short in {d}",
+              file=sys.stderr)
+        out.update(P.ensure(suite, d, keys, n, known=known))
+    return out
+
+
+def score(suite: "Suite", runs: list[dict], dirs: list[str]
+          ) -> tuple[dict[str, dict], dict[str, S.ProblemInfo], list[str]]:
+    """(cells per problem, what each was measured against, the labels in order)."""
+    by_problem: dict[str, list[dict]] = {}
+    for r in runs:
+        by_problem.setdefault(r["problem"], []).append(r)
+    names = list(suite.order) or suite.names()
+    by_problem = {p: by_problem[p] for p in names if p in by_problem}
+    pools: dict[tuple[str, int], dict] = {}
+    if suite.scoring.kind == "pool":
+        pools = pools_for(suite, runs, dirs)
+    cells, infos, labels = {}, {}, []
+    for p, rs in by_problem.items():
+        seed_pools = {s: v["values"] for (q, s), v in pools.items() if q == p}
+        cells[p], infos[p] = S.problem_cells(suite, p, rs, seed_pools)
+        for _, label in cells[p]:
+            if label not in labels:
+                labels.append(label)
+    labels.sort(key=lambda x: [int(n) if n.isdigit() else n for n in re.split(r"(\d+)", x)])
+    return cells, infos, labels
+
+
+def fmt(x: float | None, se: float | None = None, signed: bool = False) -> str:
+    """``x`` to one decimal (with its sign: a difference) and, where defined, `` ± se``."""
+    if x is None or not math.isfinite(x):
+        return "n/a"
+    text = f"{round(x, 1) + 0.0:{'+' if signed else ''}.1f}"  # + 0.0: no "-0.0"
+    return text + (f" ± {se:.1f}" if se is not None and math.isfinite(se) else "")
+
+
+def g(x: float | None) -> str:
+    """A value in a table: 3 significant digits, exponent notation where large or small."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "n/a"
     if x == 0:
         return "0"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
     if abs(x) >= 1e4 or abs(x) < 1e-3:
         return f"{x:.2e}"
     return f"{x:.3g}"
 
 
-def problem_table(pr: ProblemResult) -> str:
-    best = min(c.median for c in pr.cells.values())
-    if pr.known_minimum:
-        ref = f"known minimum f* = {pr.reference:.10g}"
-    else:
-        ref = (f"f* = best value over all {sum(len(c.seeds) for c in pr.cells.values())} runs = "
-               f"{pr.reference:.6g} (1 - CV accuracy; regret = error rate - f*)")
-    lines = [
-        f"### {pr.name}  (T = {pr.T}; {ref})",
-        "",
-        "| sampler | runs | simple regret at T: median [IQR] | cumulative regret: mean ± SE "
-        "| s / suggestion | wall s / run |",
-        "|---|---:|---:|---:|---:|---:|",
-    ]
-    for s, c in pr.cells.items():
-        q1, q3 = np.percentile(c.final, [25, 75])
-        n = len(c.seeds)
-        se = float(np.std(c.cumulative, ddof=1) / math.sqrt(n)) if n > 1 else float("nan")
-        med = _g(c.median)
-        if c.median == best:
-            med = f"**{med}**"
-        lines.append(
-            f"| {s} | {n} | {med} [{_g(q1)}, {_g(q3)}] | {_g(float(c.cumulative.mean()))} ± "
-            f"{_g(se)} | {c.suggest.mean():.4f} | {c.wall.mean():.1f} |"
-        )
-    if pr.dropped:
-        lines.append(f"\n({pr.dropped} runs with another number of trials left out.)")
-    return "\n".join(lines)
+def below_random(cells: dict[str, dict], sampler: str, label: str) -> list[str]:
+    return [f"{p} ({c[(sampler, label)].score:+.1f})" for p, c in cells.items()
+            if (sampler, label) in c and c[(sampler, label)].score < 0]
 
 
-def _mark(ok: bool | None) -> str:
-    return "n/a" if ok is None else ("yes" if ok else "no")
+def per_problem(cells: dict[str, dict], samplers: list[str], label: str, attr: str) -> list[str]:
+    lines = ["| problem | " + " | ".join(samplers) + " |",
+             "|---" + "|---:" * len(samplers) + "|"]
+    for p, c in cells.items():
+        vals = [getattr(c[(s, label)], attr) if (s, label) in c else None for s in samplers]
+        best = max((v for v in vals if v is not None and math.isfinite(v)), default=None)
+        row = [(f"**{fmt(v)}**" if v == best and v is not None else fmt(v)) for v in vals]
+        lines.append(f"| {p} | " + " | ".join(row) + " |")
+    return lines + [""]
 
 
-def targets(results: dict[str, ProblemResult]) -> str:
-    """The issue's quality targets on the median simple regret at T."""
-    ours = [s for s in OURS if any(s in pr.cells for pr in results.values())]
-    if not ours:
-        return "No run of our samplers: no quality-target summary."
-    lines = [
-        "## Quality targets (median simple regret at T)",
-        "",
-        f"Target: ours no worse than {GP} (median <= {GP}'s) on >= {TARGET_VS_GP:.0%} of the "
-        f"problems and better than {TPE} (median < {TPE}'s) on >= {TARGET_VS_TPE:.0%}. Ties "
-        "(equal medians, common on the scikit-learn tasks, whose error rates are discrete) count "
-        f"as no worse but not as better.",
-        "",
-        f"| sampler | no worse than {GP} | target | better than {TPE} | target |",
-        "|---|---:|---|---:|---|",
-    ]
-    for s in ours:
-        gp = [(pr.cells[s].median, pr.cells[GP].median) for pr in results.values()
-              if s in pr.cells and GP in pr.cells]
-        tpe = [(pr.cells[s].median, pr.cells[TPE].median) for pr in results.values()
-               if s in pr.cells and TPE in pr.cells]
-
-        def frac(n: int, of: int, ties: int, target: float) -> tuple[str, str]:
-            if not of:
-                return "n/a", "n/a"
-            f = n / of
-            tied = f"; {ties} tied" if ties else ""
-            return f"{n}/{of} ({f:.0%}{tied})", "met" if f >= target else "**missed**"
-
-        a, ta = frac(sum(m <= g for m, g in gp), len(gp), sum(m == g for m, g in gp),
-                     TARGET_VS_GP)
-        b, tb = frac(sum(m < t for m, t in tpe), len(tpe), sum(m == t for m, t in tpe),
-                     TARGET_VS_TPE)
-        lines.append(f"| {s} | {a} | {ta} | {b} | {tb} |")
-    lines += ["", "Per problem (median simple regret at T; `<=GP` / `<TPE`: comparison holds):",
-              ""]
-    head = ["problem", GP, TPE] + [f"{s} (<=GP, <TPE)" for s in ours]
-    lines.append("| " + " | ".join(head) + " |")
-    lines.append("|---" * len(head) + "|")
-    for pr in results.values():
-        row = [pr.name]
-        for ref in (GP, TPE):
-            row.append(_g(pr.cells[ref].median) if ref in pr.cells else "n/a")
-        for s in ours:
-            if s not in pr.cells:
-                row.append("n/a")
-                continue
-            m = pr.cells[s].median
-            gp = _mark(m <= pr.cells[GP].median if GP in pr.cells else None)
-            tpe = _mark(m < pr.cells[TPE].median if TPE in pr.cells else None)
-            row.append(f"{_g(m)} ({gp}, {tpe})")
-        lines.append("| " + " | ".join(row) + " |")
-    return "\n".join(lines) + "\n"
+def suggest_seconds(runs: list[dict], sampler: str, problems: list[str], label_T: dict[str, int]
+                    ) -> float:
+    xs = [np.mean(r["suggest_seconds"][:label_T[r["problem"]]]) for r in runs
+          if r["sampler"] == sampler and r["problem"] in label_T and r["problem"] in problems
+          and len(r["values"]) >= label_T[r["problem"]]]
+    return float(np.mean(xs)) if xs else float("nan")
 
 
-def ranks(results: dict[str, ProblemResult]) -> str:
-    """Mean rank of the median simple regret at T over the problems every sampler ran."""
-    samplers = _order(set().union(*(pr.cells for pr in results.values())), list(SAMPLERS))
-    common = [pr for pr in results.values() if all(s in pr.cells for s in samplers)]
-    if len(samplers) < 2 or not common:
-        return ""
-    from scipy.stats import rankdata
-
-    R = np.array([rankdata([pr.cells[s].median for s in samplers]) for pr in common])
-    wall = {s: np.mean([pr.cells[s].suggest.mean() for pr in common]) for s in samplers}
-    lines = [
-        f"## Overall (mean over the {len(common)} problems every sampler ran)",
-        "",
-        "| sampler | mean rank of median simple regret (1 = best) | problems ranked first "
-        "| mean s / suggestion |",
-        "|---|---:|---:|---:|",
-    ]
-    for i, s in sorted(enumerate(samplers), key=lambda t: R[:, t[0]].mean()):
-        lines.append(f"| {s} | {R[:, i].mean():.2f} | {int(np.sum(R[:, i] == R.min(axis=1)))} "
-                     f"| {wall[s]:.4f} |")
-    return "\n".join(lines) + "\n"
-
-
-def render(out_dir: str, plots: bool = True) -> str:
-    config, runs = load(out_dir)
-    if not runs:
-        raise SystemExit(f"no finished run in {os.path.join(out_dir, RUNS_FILE)}")
-    results = summarize(runs, config)
-    n_err = len(read_jsonl(os.path.join(out_dir, ERRORS_FILE)))
-    loads = [r["loadavg"] for r in runs if r.get("loadavg") is not None]
-    head = [f"# Benchmark report: {os.path.basename(os.path.abspath(out_dir))}", ""]
-    if config:
-        head.append(
-            f"Suite `{config.get('suite')}`: {len(config.get('problems', []))} problems x "
-            f"{len(config.get('samplers', []))} samplers x {len(config.get('seeds', []))} seeds x "
-            f"{config.get('n_trials')} trials; {len(runs)} runs finished"
-            + (f", {n_err} failures logged in {ERRORS_FILE}" if n_err else "")
-            + f". optuna {config.get('versions', {}).get('optuna')}, "
-            f"{config.get('threads', 1)} BLAS/OpenMP thread(s) per run, "
-            f"{config.get('jobs', 1)} worker(s), {config.get('cpus')} CPUs"
-            + (f", 1-min load average at the end of the runs {min(loads):.1f}-{max(loads):.1f}"
-               if loads else "") + "."
-        )
-        head.append("")
-    head.append(
-        "Simple regret: best value so far - f*; cumulative regret: sum of (value - f*) over the "
-        "T trials; s / suggestion: `ask()` + `suggest_*` (not the objective); bold: the best "
-        "median. Timings are wall-clock and grow with the machine's load."
-    )
-    head.append("")
-    parts = ["\n".join(head), ranks(results), targets(results), "## Per problem\n"]
-    parts += [problem_table(pr) + "\n" for pr in results.values()]
-    if plots:
-        made = plot(results, out_dir)
-        if made:
-            parts.append("Plots: " + ", ".join(f"`{os.path.basename(p)}`" for p in made) + "\n")
-    text = "\n".join(p for p in parts if p)
-    with open(os.path.join(out_dir, "report.md"), "w") as fh:
-        fh.write(text)
-    return text
-
-
-# --------------------------------------------------------------------------- plots
-def plot(results: dict[str, ProblemResult], out_dir: str) -> list[str]:
-    """``regret.png`` (median simple regret with the interquartile band per problem; symlog axis
-    for the problems whose f* is the best run's value) and
-    ``suggest_time.png`` (median s / suggestion vs trial number, band 25-75 %, over all
-    problems and seeds). Skipped, returning [], if matplotlib is not installed."""
+def figure(cells: dict[str, dict], samplers: list[str], label: str, path: str, title: str,
+           unit: str) -> bool:
+    """The mean score over the trials per sampler (x: fraction of each problem's budget),
+    averaged over ``cells``' problems; False if matplotlib is not installed."""
     try:
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        return []
-    samplers = _order(set().union(*(pr.cells for pr in results.values())), list(SAMPLERS))
-    colors = {s: plt.get_cmap("tab10")(i % 10) for i, s in enumerate(samplers)}
-    styles = {s: ("-" if s in OURS else "--") for s in samplers}
-
-    n = len(results)
-    ncols = min(3, n)
-    nrows = math.ceil(n / ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(5 * ncols, 3.6 * nrows), squeeze=False)
-    for ax, pr in zip(axes.flat, results.values()):
-        t = np.arange(1, pr.T + 1)
-        positive = [c.simple[c.simple > 0] for c in pr.cells.values()]
-        positive = np.concatenate(positive) if positive else np.array([])
-        floor = float(positive.min()) / 2 if positive.size else 1e-12
-        for s, c in pr.cells.items():
-            # known f*: log axis, 0 drawn at the floor; unknown f*: the best run has regret 0
-            # exactly, so symlog (linear below the smallest positive regret, log above)
-            curves = np.maximum(c.simple, floor) if pr.known_minimum else c.simple
-            q1, med, q3 = np.percentile(curves, [25, 50, 75], axis=0)
-            ax.plot(t, med, styles[s], color=colors[s], label=s, lw=1.5)
-            ax.fill_between(t, q1, q3, color=colors[s], alpha=0.15, lw=0)
-        if pr.known_minimum:
-            ax.set_yscale("log")
-            ax.set_ylabel("simple regret")
-        else:
-            ax.set_yscale("symlog", linthresh=floor * 2)
-            ax.set_ylim(bottom=0)
-            ax.set_ylabel("simple regret (vs best run)")
-        ax.set_title(pr.name)
-        ax.set_xlabel("trial")
-        ax.grid(alpha=0.3, which="both")
-    for ax in list(axes.flat)[n:]:
-        ax.axis("off")
-    handles, labels = axes.flat[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=len(labels), frameon=False)
-    fig.suptitle("Median simple regret (band: interquartile range over seeds)")
-    fig.tight_layout(rect=(0, 0.05, 1, 0.97))
-    regret_png = os.path.join(out_dir, "regret.png")
-    fig.savefig(regret_png, dpi=110)
-    plt.close(fig)
-
-    fig, ax = plt.subplots(figsize=(8.5, 4.2))
-    for s in samplers:
-        cells = [pr.cells[s] for pr in results.values() if s in pr.cells]
-        T = min(c.suggest.shape[1] for c in cells)
-        X = np.concatenate([c.suggest[:, :T] for c in cells])
-        q1, med, q3 = np.percentile(np.maximum(X, 1e-6), [25, 50, 75], axis=0)
-        t = np.arange(1, T + 1)
-        ax.plot(t, med, styles[s], color=colors[s], label=s, lw=1.5)
-        ax.fill_between(t, q1, q3, color=colors[s], alpha=0.15, lw=0)
-    ax.set_yscale("log")
-    ax.set_xlabel("trial")
-    ax.set_ylabel("s / suggestion (ask + suggest)")
-    ax.set_title("Time per suggestion: median over problems and seeds (band: IQR)")
-    ax.grid(alpha=0.3, which="both")
+        return False
+    grid = np.linspace(0.0, 1.0, 101)[1:]
+    fig, ax = plt.subplots(figsize=(7.5, 4.2))
+    for i, s in enumerate(samplers):
+        curves = []
+        for c in cells.values():
+            cell = c.get((s, label))
+            if cell is None or cell.curve is None or not len(cell.curve):
+                continue
+            T = len(cell.curve)
+            curves.append(np.interp(grid * T, np.arange(1, T + 1), cell.curve))
+        if not curves:
+            continue
+        ax.plot(grid, S.nanmean(np.array(curves), axis=0), "-" if s in OURS else "--",
+                color=plt.get_cmap("tab10")(i % 10), label=s, lw=1.6)
+    ax.set_xlabel("fraction of the budget (trials / T)")
+    ax.set_ylabel(unit.split(" (")[0])
+    ax.set_title(title, fontsize=10)
+    ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     fig.tight_layout()
-    time_png = os.path.join(out_dir, "suggest_time.png")
-    fig.savefig(time_png, dpi=110)
+    fig.savefig(path, dpi=100)
     plt.close(fig)
-    return [regret_png, time_png]
+    return True
+
+
+def variants(cells: dict[str, dict], samplers: list[str], label: str) -> list[str]:
+    """Each variant (``Name{json}``) against its base sampler ``Name``, paired by seed."""
+    pairs = [(s.split("{", 1)[0], s) for s in samplers
+             if "{" in s and s.split("{", 1)[0] in samplers]
+    if not pairs:
+        return []
+    lines = ["Variants against their base sampler (paired by seed):", "",
+             "| variant | score difference | anytime difference | problems | seed pairs |",
+             "|---|---:|---:|---:|---:|"]
+    for base, var in pairs:
+        d, dse, n_p, n_pairs = S.paired(cells, base, var, label)
+        if n_p:
+            a, ase = S.paired(cells, base, var, label, "anytime")[:2]
+            lines.append(f"| {var} | {fmt(d, dse, signed=True)} | {fmt(a, ase, signed=True)} | "
+                         f"{n_p} | {n_pairs} |")
+    return lines + [""]
+
+
+def half_section(data: Data, title: str, cells: dict[str, dict], n_defined: int,
+                 compare: list[str] | None, out_dir: str | None, slug: str,
+                 per_problem_tables: bool = True) -> list[str]:
+    suite, runs = data.suite, data.runs
+    lines = [f"## {title}", ""]
+    if not cells:
+        return lines + ["No run.", ""]
+    random_based = suite.scoring.kind != "targets"
+    for label in data.labels:
+        shown = [s for s in data.samplers if any((s, label) in c for c in cells.values())]
+        common, m = S.means(cells, shown, label)
+        if not m:
+            continue
+        n_runs = [c[(s, label)].runs for p, c in cells.items() if p in common for s in shown]
+        label_T = {p: c[(shown[0], label)].T for p, c in cells.items() if p in common}
+        Ts = sorted(set(label_T.values()))
+        lines += [f"### {label}" + (f" (T = {', '.join(map(str, Ts))})"
+                                     if label != f"T = {Ts[0]}" or len(Ts) > 1 else ""), "",
+                  f"{len(common)} of the half's {n_defined} problems, run by every sampler "
+                  f"shown; {min(n_runs)}-{max(n_runs)} seeds per (problem, sampler).", "",
+                  "| sampler | score | anytime | "
+                  + ("problems below random | " if random_based else "")
+                  + "s / suggestion |",
+                  "|---|---:|---:|" + ("---:|" if random_based else "") + "---:|"]
+        for s in sorted(m, key=lambda s: -m[s][0]):
+            sub = {p: cells[p] for p in common}
+            below = f"{len(below_random(sub, s, label))} of {len(common)} | " if random_based \
+                else ""
+            lines.append(f"| {s} | {fmt(m[s][0], m[s][1])} | {fmt(m[s][2], m[s][3])} | "
+                         f"{below}{suggest_seconds(runs, s, common, label_T):.4f} |")
+        lines.append("")
+        if data.base in shown:
+            others = [s for s in (compare or shown) if s != data.base and s in shown]
+            if others:
+                lines += [f"Paired against `{data.base}` (other minus {data.base}; ± the paired "
+                          "standard error over (problem, seed)):", "",
+                          "| sampler | score difference | anytime difference | problems | "
+                          "seed pairs |", "|---|---:|---:|---:|---:|"]
+                for s in others:
+                    d, dse, n_p, n_pairs = S.paired(cells, data.base, s, label)
+                    a, ase = S.paired(cells, data.base, s, label, "anytime")[:2]
+                    lines.append(f"| {s} | {fmt(d, dse, signed=True)} | "
+                                 f"{fmt(a, ase, signed=True)} | {n_p} | {n_pairs} |")
+                lines.append("")
+            lines += variants(cells, shown, label)
+            if random_based:
+                below = below_random(cells, data.base, label)
+                lines += [f"Problems where `{data.base}` is below random search (mean over "
+                          "seeds): " + (", ".join(below) if below else "none") + ".", ""]
+        if out_dir is not None:
+            name = f"score-{slug}-{re.sub(r'[^a-z0-9]+', '', label.lower())}.png"
+            if figure({p: cells[p] for p in common}, shown, label, os.path.join(out_dir, name),
+                      f"{suite.title}: {title}, {label}", suite.scoring.unit):
+                lines += [f"![mean score over the trials]({name})", ""]
+        if per_problem_tables:
+            for attr, what in (("score", "Score"), ("anytime", "Anytime score")):
+                lines += [f"{what} at {label} per problem (mean over seeds; bold: best):", ""]
+                lines += per_problem(cells, shown, label, attr)
+    return lines
+
+
+def header(suite: "Suite", dirs: list[str], parts: list[dict], runs: list[dict],
+           errors: list[dict], command: str) -> list[str]:
+    loads = [r["loadavg"] for r in runs if r.get("loadavg") is not None]
+    lines = [f"# {suite.title}", "",
+             f"Written {time.strftime('%Y-%m-%d %H:%M')} by `{command}` from {len(runs)} runs"
+             + (f" ({len(errors)} failed runs in {ERRORS_FILE})" if errors else "")
+             + (f"; 1-min load at the end of the runs {min(loads):.1f}-{max(loads):.1f}"
+                if loads else "") + ".", ""]
+    if suite.notes:
+        lines += [suite.notes, ""]
+    if parts:
+        lines += ["Runs made by:", ""]
+    for p in parts:
+        pkg = p.get("package", {})
+        v = p.get("versions", {})
+        lines.append(
+            f"- `{p.get('command')}` ({p.get('dir')}): {p.get('started')} to "
+            f"{p.get('finished', '?')}, optuna_gpbandit {pkg.get('commit')}"
+            f"{' (modified)' if pkg.get('dirty') else ''}, optuna {v.get('optuna')}, "
+            f"{p.get('jobs')} job(s) x {p.get('threads')} thread(s), load "
+            f"{p.get('load_start', float('nan')):.1f} -> {p.get('load_end', float('nan')):.1f}")
+    lines += ["", f"Score: {suite.scoring.unit}. Rule `{suite.scoring.kind}` "
+              f"(`benchmarks/harness/scoring.py`): {S.RULES[suite.scoring.kind]} {S.AVERAGING}",
+              ""]
+    return lines
+
+
+def problems_table(data: Data) -> list[str]:
+    lines = ["## Problems", "", "f*: the value the score's 100 stands for (per objective seed: "
+             "min .. max); r(T): random search's best at T (mean over objective seeds); eval s: "
+             "mean wall seconds per evaluation in these runs; inf: failed or non-finite "
+             "evaluations in the runs.", "",
+             "| problem | half | seeds | f* | " + " | ".join(f"r({x})" for x in data.labels)
+             + " | eval s | inf |", "|---|---|---:|---:" + "|---:" * len(data.labels)
+             + "|---:|---:|"]
+    for p, info in data.infos.items():
+        rs = data.runs_of(p)
+        fs = list(info.f_star.values())
+        f_text = g(fs[0]) if len(fs) == 1 else f"{g(min(fs))} .. {g(max(fs))}" if fs else "n/a"
+        rand = [g(float(np.mean(list(info.rand[x].values())))) if info.rand.get(x) else "n/a"
+                for x in data.labels]
+        extra = (f"; pool best on {info.pool_best} of {len(fs)}, pools "
+                 f"{'/'.join(map(str, info.pool_sizes))}" if info.pool_sizes else "")
+        lines.append(f"| {p} | {data.suite.half_of(p) or ''} | "
+                     f"{len({int(r['seed']) for r in rs})} | {f_text}{extra} | "
+                     + " | ".join(rand)
+                     + f" | {np.mean([np.mean(r['objective_seconds']) for r in rs]):.3f} | "
+                     f"{sum(1 for r in rs for v in r['values'] if not math.isfinite(v))} |")
+    return lines + [""]
+
+
+def render(suite: "Suite", dirs: list[str], *, base: str = "GP-UCB", half: str = "all",
+           compare: list[str] | None = None, out_file: str | None = None,
+           floor: bool = True, extra: dict | None = None, command: str | None = None) -> str:
+    """The report of ``dirs`` (module docstring), written to ``out_file`` (default the first
+    directory's ``report.md``; figures beside it); returns its text."""
+    if not floor:
+        import dataclasses
+
+        suite = dataclasses.replace(suite, scoring=dataclasses.replace(suite.scoring,
+                                                                       floor=None))
+    parts, runs, errors = collect(suite, dirs)
+    if not runs:
+        raise SystemExit(f"no finished run of suite {suite.name} in {', '.join(dirs)} (or their "
+                         "subdirectories)")
+    cells, infos, labels = score(suite, runs, dirs)
+    data = Data(suite, dirs, runs, cells, infos, labels, order({r["sampler"] for r in runs}),
+                base, dict(extra or {}))
+    command = command or f"python -m benchmarks report {suite.name} {' '.join(dirs)}"
+    lines = header(suite, dirs, parts, runs, errors, command)
+    out_path = out_file or os.path.join(dirs[0], "report.md")
+    out_dir = os.path.dirname(os.path.abspath(out_path))
+    halves = [h for h in suite.halves if h != "all"]
+    shown_halves = (halves + ["all"] if len(halves) > 1 else halves or ["all"]) \
+        if half == "all" else [half]
+    per_problem_tables = len(cells) <= 120
+    for h in shown_halves:
+        names = suite.names(h)
+        title = ("Both halves together" if h == "all" and len(halves) > 1 else
+                 "All problems" if h == "all" else f"{h.capitalize()} half"
+                 + (f" ({suite.half_notes[h]})" if h in suite.half_notes else ""))
+        sub = {p: c for p, c in cells.items() if p in names}
+        lines += half_section(data, title, sub, len(names), compare, out_dir, h,
+                              per_problem_tables)
+    if suite.sections is not None:
+        lines += suite.sections(data)
+    lines += problems_table(data)
+    if errors:
+        lines += ["## Failed runs", "", "| problem | sampler | seed | trials | error |",
+                  "|---|---|---:|---:|---|"]
+        for e in errors:
+            last = (e.get("error") or "").strip().splitlines()[-1:] or [""]
+            lines.append(f"| {e['problem']} | {e['sampler']} | {e['seed']} | {e['n_trials']} | "
+                         f"`{last[0][:160]}` |")
+        lines.append("")
+    text = "\n".join(lines) + "\n"
+    os.makedirs(out_dir, exist_ok=True)
+    with open(out_path, "w") as fh:
+        fh.write(text)
+    return text

@@ -9,7 +9,13 @@ A run is one in-memory Optuna study driven through ask / tell:
 ``sample_independent`` in the ``suggest_*`` calls), ``objective_seconds`` ``t2 - t1``,
 ``tell_seconds`` ``t3 - t2`` (``after_trial`` of the sampler), ``wall_seconds`` the whole run.
 ``suggest_cpu_seconds`` is the process CPU time of the same step: far below the wall time means
-the process was waiting for a core (a loaded machine).
+the process was waiting for a core (a loaded machine). ``model_trials``: per trial, whether it
+carries our samplers' ``gpbandit:state`` record (a trial the model chose, not a start-up trial;
+always false for other samplers).
+
+Runs are a suite's (``suite.py``): the problem of a task is ``suite.problem(name, seed)``, and a
+spawned worker gets the suite's name, imports it and warms up as the suite says
+(:func:`worker_init`).
 
 The parent process alone writes ``runs.jsonl`` (append, flush, fsync after every finished run), so
 an interrupted run loses at most the runs in flight; ``--resume`` skips the runs already there
@@ -18,6 +24,7 @@ an interrupted run loses at most the runs in flight; ``--resume`` skips the runs
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -28,9 +35,12 @@ import warnings
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass
 from multiprocessing import get_context
-from typing import Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 from benchmarks._common import THREAD_VARS
+
+if TYPE_CHECKING:
+    from .suite import Suite
 
 RUNS_FILE = "runs.jsonl"
 ERRORS_FILE = "errors.jsonl"
@@ -99,9 +109,7 @@ def package_checkout(short: str = "--short") -> dict:
             "dirty": bool(git("status", "--porcelain", "--", "."))}
 
 
-GP_SAMPLER_MODULES = ["torch", "optuna._gp.search_space", "optuna._gp.gp",
-                      "optuna._gp.optim_mixed", "optuna._gp.acqf", "optuna._gp.prior"]
-"""What Optuna's GPSampler imports at its first suggestion."""
+STATE_ATTR = "gpbandit:state"
 
 
 def import_modules(modules: Iterable[str]) -> None:
@@ -115,37 +123,45 @@ def import_modules(modules: Iterable[str]) -> None:
             pass
 
 
-def warm_up(tasks: list[Task]) -> None:
+def warm_up(suite: "Suite", tasks: list[Task]) -> None:
     """Import what the runs will need, so that no run's first suggestion (or objective) pays a
-    module import: torch and optuna._gp for GPSampler, scikit-learn for the ML tasks."""
-    from .problems import get_problem
+    module import: the peers' packages, the suite's modules, then the suite's own ``warm``."""
+    from .peers import warm
 
-    modules = ["numpy", "scipy.optimize", "optuna", "optuna_gpbandit"]
-    if any(t.sampler == "GPSampler" for t in tasks):
-        modules += GP_SAMPLER_MODULES
-    if any(get_problem(t.problem).kind == "ml" for t in tasks):
-        modules += ["sklearn.svm", "sklearn.model_selection", "sklearn.pipeline",
-                    "sklearn.preprocessing", "sklearn.datasets"]
-    import_modules(modules)
+    import_modules(["numpy", "scipy.optimize", "optuna", "optuna_gpbandit"]
+                   + list(suite.modules))
+    warm(sorted({t.sampler for t in tasks}))
+    if suite.warm is not None:
+        suite.warm(tasks)
 
 
-def _worker_init(threads: int, tasks: list[Task]) -> None:
+def worker_init(suite_name: str, threads: int, tasks: list[Task]) -> None:
+    """A worker's start: thread limits, quiet logging, the suite's imports and warm-up."""
+    from .suite import get_suite
+
     limit_threads(threads)
     quiet()
-    warm_up(tasks)
+    warm_up(get_suite(suite_name), tasks)
     limit_threads(threads)  # torch, if it was just imported
 
 
-def run_one(task: Task) -> dict:
-    """One run; returns its JSON record."""
+def is_model_trial(system_attrs: dict) -> bool:
+    """Whether a trial carries our samplers' ``gpbandit:state`` record (whole or chunked), which
+    they write on the trials the model chose and not on start-up trials."""
+    return any(k == STATE_ATTR or k.startswith(STATE_ATTR + ":") for k in system_attrs)
+
+
+def run_one(suite: "Suite", task: Task) -> dict:
+    """One run of ``task`` on the suite's problem (its objective for the task's seed); returns
+    its JSON record."""
     import optuna
 
-    from .problems import get_problem
     from .samplers import make_sampler
 
     quiet()
-    problem = get_problem(task.problem)
-    study = optuna.create_study(direction="minimize", sampler=make_sampler(task.sampler, task.seed))
+    problem = suite.problem(task.problem, task.seed)
+    study = optuna.create_study(direction="minimize",
+                                sampler=make_sampler(task.sampler, task.seed, task.n_trials))
     values, t_suggest, t_cpu, t_obj, t_tell, all_params = [], [], [], [], [], []
     best, best_params = math.inf, None
     start = time.perf_counter()
@@ -179,6 +195,7 @@ def run_one(task: Task) -> dict:
         "objective_seconds": t_obj,
         "tell_seconds": t_tell,
         "wall_seconds": wall,
+        "model_trials": [is_model_trial(t.system_attrs) for t in study.trials],
         "finished": time.strftime("%Y-%m-%dT%H:%M:%S"),
         "pid": os.getpid(),
         "loadavg": os.getloadavg()[0],
@@ -189,20 +206,29 @@ def _plain(params: dict) -> dict:
     return {k: (v.item() if hasattr(v, "item") else v) for k, v in params.items()}
 
 
-def _safe_run(task: Task) -> tuple[Task, dict | None, str | None]:
+def _safe_run(suite_name: str, task: Task) -> tuple[Task, dict | None, str | None]:
+    from .suite import get_suite
+
     try:
-        return task, run_one(task), None
+        return task, run_one(get_suite(suite_name), task), None
     except Exception:  # noqa: BLE001
         return task, None, traceback.format_exc()
 
 
 # --------------------------------------------------------------------------- files
 def read_jsonl(path: str) -> list[dict]:
-    """Records of a JSON-lines file; unparsable lines (a run killed mid-write) are skipped."""
+    """Records of a JSON-lines file, or of its gzipped copy ``path + ".gz"`` (how stored runs
+    are kept in the repository); unparsable lines (a run killed mid-write) are skipped."""
     out = []
-    if not os.path.exists(path):
+    if not os.path.exists(path) and os.path.exists(path + ".gz"):
+        import gzip
+
+        opener = lambda: gzip.open(path + ".gz", "rt")  # noqa: E731
+    elif os.path.exists(path):
+        opener = lambda: open(path)  # noqa: E731
+    else:
         return out
-    with open(path) as fh:
+    with opener() as fh:
         for line in fh:
             line = line.strip()
             if not line:
@@ -291,9 +317,10 @@ class Progress:
 
 
 # --------------------------------------------------------------------------- driver
-def run_tasks(tasks: list[Task], out_dir: str, jobs: int = 1, threads: int = 1,
+def run_tasks(suite_name: str, tasks: list[Task], out_dir: str, jobs: int = 1, threads: int = 1,
               resume: bool = False) -> tuple[int, int]:
-    """Run the tasks not yet in ``out_dir/runs.jsonl``; returns (finished now, failed now)."""
+    """Run the tasks of suite ``suite_name`` not yet in ``out_dir/runs.jsonl``; returns
+    (finished now, failed now)."""
     os.makedirs(out_dir, exist_ok=True)
     runs_path = os.path.join(out_dir, RUNS_FILE)
     errors_path = os.path.join(out_dir, ERRORS_FILE)
@@ -323,7 +350,8 @@ def run_tasks(tasks: list[Task], out_dir: str, jobs: int = 1, threads: int = 1,
             n_fail += 1
         progress.finished(task, record, error, remaining)
 
-    pool_run(todo, _safe_run, _worker_init, threads, jobs, collect)
+    pool_run(todo, functools.partial(_safe_run, suite_name),
+             functools.partial(worker_init, suite_name), threads, jobs, collect)
     return n_ok, n_fail
 
 

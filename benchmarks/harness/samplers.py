@@ -47,7 +47,9 @@ import optuna
 import optuna_gpbandit
 from optuna_gpbandit import GPModel, GPTSSampler, GPUCBSampler, IGPUCBSampler
 
-SAMPLERS: dict[str, Callable[[int], optuna.samplers.BaseSampler]] = {
+from .peers import BUDGETED, PEERS
+
+SAMPLERS: dict[str, Callable[..., optuna.samplers.BaseSampler]] = {
     "GP-UCB": lambda seed: GPUCBSampler(seed=seed),
     "IGP-UCB": lambda seed: IGPUCBSampler(seed=seed),
     "GP-TS": lambda seed: GPTSSampler(seed=seed),
@@ -58,6 +60,7 @@ SAMPLERS: dict[str, Callable[[int], optuna.samplers.BaseSampler]] = {
     "GP-UCB-stationary": lambda seed: GPUCBSampler(seed=seed,
                                                    model=GPModel(input_warping=False)),
     "GP-TS-stationary": lambda seed: GPTSSampler(seed=seed, model=GPModel(input_warping=False)),
+    **PEERS,
 }
 OURS = ["GP-UCB", "IGP-UCB", "GP-TS"]
 _CLASSES = {"GP-UCB": GPUCBSampler, "IGP-UCB": IGPUCBSampler, "GP-TS": GPTSSampler}
@@ -271,11 +274,19 @@ def unknown_samplers(names: list[str]) -> list[str]:
     return bad
 
 
-def make_sampler(name: str, seed: int) -> optuna.samplers.BaseSampler:
+def make_sampler(name: str, seed: int, n_trials: int | None = None
+                 ) -> optuna.samplers.BaseSampler:
+    """The sampler ``name`` (a known one or a variant of ours) seeded with ``seed``;
+    ``n_trials``, the run's budget, for the peers that size their design by it
+    (``peers.BUDGETED``)."""
     if name not in SAMPLERS:
         parsed = parse_variant(name)
         if parsed is not None:
             return _CLASSES[parsed[0]](seed=seed, **parsed[1])
+    if name in BUDGETED:
+        if n_trials is None:
+            raise ValueError(f"sampler {name!r} needs the run's budget (n_trials)")
+        return SAMPLERS[name](seed, n_trials)
     try:
         return SAMPLERS[name](seed)
     except KeyError:

@@ -17,12 +17,12 @@ loss (probabilities clipped to [1e-15, 1]), ``mse`` / ``mae`` on the standardise
 are standardised (z-score on the whole data set, clipped to +-5); digits is a fixed 500-image
 subset. A non-finite or larger loss is replaced by the cap (``LOSS_CAP``: a diverging network).
 
-Importing this module registers the tasks in ``benchmarks.harness.problems.PROBLEMS`` (kind "ml")
-and the samplers ``TPE-uv`` / ``TPE-mv`` (``multivariate=False`` / ``True``) in
-``benchmarks.harness.samplers.SAMPLERS``, so the harness's runner runs them unchanged. Optuna 5's
-``TPESampler()`` (the harness's ``TPE``) is already multivariate on single-objective studies
-(``multivariate=None``: ``not study._is_multi_objective()``), so ``TPE-mv`` repeats ``TPE``'s runs
-exactly and is not in the default sampler list; ``TPE-uv`` is the univariate TPE.
+:func:`problem` gives a task as a harness problem (kind "ml"); ``suite.py`` makes the suite.
+The samplers ``TPE-uv`` / ``TPE-mv`` (``multivariate=False`` / ``True``) are the harness's
+(``benchmarks/harness/peers.py``). Optuna 5's ``TPESampler()`` (the harness's ``TPE``) is
+already multivariate on single-objective studies (``multivariate=None``: ``not
+study._is_multi_objective()``), so ``TPE-mv`` repeats ``TPE``'s runs exactly and is not in the
+default sampler list; ``TPE-uv`` is the univariate TPE.
 """
 
 from __future__ import annotations
@@ -37,8 +37,7 @@ from typing import Any, Callable
 import numpy as np
 import optuna
 
-from benchmarks.harness.problems import PROBLEMS, Problem
-from benchmarks.harness.samplers import SAMPLERS
+from benchmarks.harness.problems import Problem
 
 Params = dict[str, Any]
 LOSS_CAP = {"acc": 1.0, "nll": 35.0, "mse": 100.0, "mae": 100.0}
@@ -303,33 +302,14 @@ HELD_OUT: dict[str, HPOTask] = {t.name: t for t in [
 ALL_TASKS: dict[str, HPOTask] = {**TASKS, **HELD_OUT}
 
 
-def _problem(t: HPOTask) -> Problem:
+def problem(name: str) -> Problem:
+    """The harness problem of task ``name``."""
+    t = ALL_TASKS[name]
     desc = (f"{t.model} on {t.dataset}, {t.k}-fold CV {t.metric} ({len(SPACES[t.space])} "
             f"params: {t.kinds()})")
     return Problem(t.name, desc, t.suggest, t.evaluate, None, None, "ml", len(SPACES[t.space]),
                    {"hpo": True})
 
-
-def register() -> None:
-    """Add the tasks to the harness's problems, the TPE variants to its samplers (idempotent)."""
-    for t in ALL_TASKS.values():
-        known = PROBLEMS.get(t.name)
-        if known is not None and not known.extra.get("hpo"):
-            raise RuntimeError(f"task name {t.name!r} clashes with a harness problem")
-        PROBLEMS[t.name] = _problem(t)
-    SAMPLERS.setdefault("TPE-uv", _tpe_univariate)
-    SAMPLERS.setdefault("TPE-mv", _tpe_multivariate)
-
-
-def _tpe_univariate(seed: int) -> optuna.samplers.BaseSampler:
-    return optuna.samplers.TPESampler(seed=seed, multivariate=False)
-
-
-def _tpe_multivariate(seed: int) -> optuna.samplers.BaseSampler:
-    return optuna.samplers.TPESampler(seed=seed, multivariate=True)
-
-
-register()
 
 DEFAULT_SAMPLERS = ["GP-UCB", "GP-TS", "IGP-UCB", "GPSampler", "TPE", "TPE-uv", "Random"]
 SAMPLER_ORDER = DEFAULT_SAMPLERS[:-1] + ["TPE-mv", "Random"]  # tables' column order

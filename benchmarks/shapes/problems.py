@@ -2,8 +2,7 @@
 
 Every problem is a :class:`benchmarks.harness.problems.Problem` (define-by-run ``suggest``, a
 deterministic ``evaluate`` of the suggested params, minimised, with a known ``minimum`` and a
-point ``optimum`` reaching it), registered in the harness's ``PROBLEMS`` when this module is
-imported, so the harness's runner runs them unchanged. ``extra`` holds ``shapes`` (the issue's
+point ``optimum`` reaching it), gathered in :data:`ALL`. ``extra`` holds ``shapes`` (the issue's
 case the problem stands for: ``penalty``, ``plateau``, ``branches``, ``dims``, ``spaces``,
 ``scales``) and the case's parameters (``P``, ``scale``, ...). Continuous parameters are
 ``x0 .. x{d-1}`` in ``[0, 1]``, rescaled inside the function.
@@ -12,10 +11,9 @@ All functions are the suite's own (the issue: "we check these on functions and s
 own"); the optima are placed off the centre of the box and off the lattice of the start-up
 designs. Hartmann-6 (case 4, multiple basins) is the harness's ``hartmann6``.
 
-Importing the module also registers two samplers in ``benchmarks.harness.samplers.SAMPLERS``:
-``CMA-ES`` (``optuna.samplers.CmaEsSampler(seed=seed)``; needs the ``cmaes`` package) and
-``TPE-group`` (``TPESampler(seed=seed, multivariate=True, group=True)``, the TPE the branches
-check of issue 47 names).
+The suite's peers ``CMA-ES`` (``optuna.samplers.CmaEsSampler(seed=seed)``; needs the
+``cmaes`` package) and ``TPE-group`` (``TPESampler(seed=seed, multivariate=True, group=True)``,
+the TPE the branches check of issue 47 names) are the harness's (``benchmarks/harness/peers.py``).
 """
 
 from __future__ import annotations
@@ -27,7 +25,6 @@ import numpy as np
 import optuna
 
 from benchmarks.harness.problems import PROBLEMS, Problem
-from benchmarks.harness.samplers import SAMPLERS
 
 Params = dict[str, Any]
 GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
@@ -335,26 +332,5 @@ def _problems() -> list[Problem]:
 
 SHAPES: dict[str, Problem] = {p.name: p for p in _problems()}
 """The suite's own problems (``hartmann6``, case 4, is the harness's)."""
-
-
-def cmaes_sampler(seed: int) -> optuna.samplers.BaseSampler:
-    return optuna.samplers.CmaEsSampler(seed=seed)
-
-
-def tpe_group_sampler(seed: int) -> optuna.samplers.BaseSampler:
-    return optuna.samplers.TPESampler(seed=seed, multivariate=True, group=True)
-
-
-def register() -> None:
-    """Add the problems to the harness's ``PROBLEMS`` and ``CMA-ES`` / ``TPE-group`` to its
-    ``SAMPLERS`` (idempotent; a clash with a problem that is not ours raises)."""
-    for name, p in SHAPES.items():
-        known = PROBLEMS.get(name)
-        if known is not None and known is not p and "shapes" not in known.extra:
-            raise RuntimeError(f"problem name {name!r} clashes with a harness problem")
-        PROBLEMS[name] = p
-    SAMPLERS.setdefault("CMA-ES", cmaes_sampler)
-    SAMPLERS.setdefault("TPE-group", tpe_group_sampler)
-
-
-register()
+ALL: dict[str, Problem] = {**SHAPES, "hartmann6": PROBLEMS["hartmann6"]}
+"""Every problem of the suite."""

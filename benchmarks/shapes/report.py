@@ -1,8 +1,8 @@
 """Report of the objective-shapes suite: per problem and sampler, and the "What must hold"
 checks of issue 47 as PASS / FAIL lines.
 
-Reads ``runs.jsonl`` of each directory and of its immediate subdirectories; per (problem,
-sampler, seed) the longest run is kept. Each problem is scored at ``T``, the fewest trials of its
+The suite's own sections of the harness's report (``benchmarks/harness/report.py``, which
+reads the runs). Each problem is scored here at ``T``, the fewest trials of its
 kept runs (longer runs are cut to ``T``; a sampler does not know its budget, so a cut run is the
 run it would have made); the report flags a ``T`` below the full suite's budget.
 
@@ -12,7 +12,7 @@ run it would have made); the report flags a ``T`` below the full suite's budget.
   problems), mean over seeds ± its standard error;
 * best at start-up (our samplers): the runs whose best trial (the first one reaching the best
   value) carries no ``gpbandit:state`` record, i.e. was a start-up point, not a model choice
-  (the run record's ``model_trials``, written by ``run.run_one``);
+  (the run record's ``model_trials``, written by the harness's runner);
 * stuck (Hartmann-6): regret at ``T`` above ``STUCK`` = 1e-2, the default ``--stuck`` of
   ``benchmarks/bench_stuck.py`` (on Hartmann-3/6 every local minimum lies 0.1 or more above the
   global one);
@@ -22,18 +22,14 @@ run it would have made); the report flags a ``T`` below the full suite's budget.
 
 from __future__ import annotations
 
-import json
 import math
-import os
-import time
 from dataclasses import dataclass
 
 import numpy as np
 
-from benchmarks.harness.runner import CONFIG_FILE, ERRORS_FILE, RUNS_FILE, read_jsonl
 from benchmarks.harness.samplers import OURS, SAMPLERS
 
-from .problems import SHAPES
+from .problems import ALL, SHAPES
 from .suites import FULL, GROUP_OF, PENALTY_2D, PENALTY_4D, RECOMMENDED_TRIALS
 
 RECOMMENDED_SEEDS = {p: g.seeds for g in FULL for p in g.problems}
@@ -47,33 +43,6 @@ PENALTY_FACTOR, PENALTY_SLACK = 2.0, 1e-3  # within 2x of the P = inf run, plus 
 TPE, TPE_GROUP, RANDOM, CMAES = "TPE", "TPE-group", "Random", "CMA-ES"
 NAMED_DIMS = ["GP-UCB", "GP-TS"]  # the samplers the issue's 30-D and 20-D checks name
 ORDER = ["GP-UCB", "GP-TS", "IGP-UCB", "GPSampler", TPE, TPE_GROUP, CMAES, RANDOM]
-
-
-# --------------------------------------------------------------------------- collecting
-def _dirs_with_runs(dirs: list[str]) -> list[str]:
-    out = []
-    for d in dirs:
-        subs = [os.path.join(d, s) for s in sorted(os.listdir(d))] if os.path.isdir(d) else []
-        out += [x for x in [d] + subs if os.path.isfile(os.path.join(x, RUNS_FILE))]
-    return out
-
-
-def collect(dirs: list[str]) -> tuple[list[dict], list[dict], list[dict]]:
-    """(parts of the configs, runs, errors) of ``dirs`` and their immediate subdirectories; per
-    (problem, sampler, seed) the run with the most trials."""
-    parts, best, errors = [], {}, []
-    for d in _dirs_with_runs(dirs):
-        cfg = os.path.join(d, CONFIG_FILE)
-        if os.path.exists(cfg):
-            parts += [{**p, "dir": d} for p in json.load(open(cfg)).get("parts", [])]
-        errors += read_jsonl(os.path.join(d, ERRORS_FILE))
-        for r in read_jsonl(os.path.join(d, RUNS_FILE)):
-            key = (r["problem"], r["sampler"], r["seed"])
-            if len(r["values"]) >= len(best.get(key, {}).get("values", [])):
-                best[key] = r
-    done = set(best)
-    last = {(e["problem"], e["sampler"], e["seed"]): e for e in errors}  # one per run, latest
-    return parts, list(best.values()), [e for k, e in last.items() if k not in done]
 
 
 @dataclass
@@ -330,7 +299,7 @@ def checks(results: dict[str, ProblemResult], baseline: list[dict] | None = None
             f"{n_pass} PASS, {n_fail} FAIL, {n_na} n/a; {n_below} of the lines at fewer trials "
             "or seeds than the full suite's (noted in brackets), which cannot settle a check. "
             "The real-HPO check (no loss beyond one paired standard error) is `python -m "
-            "benchmarks.hpo report`'s.", ""]
+            "benchmarks report hpo`'s.", ""]
     return head + (lines or ["(no run of a checked problem)"]) + [""]
 
 
@@ -398,37 +367,17 @@ def scales_matrix(results: dict[str, ProblemResult]) -> list[str]:
     return out + [""]
 
 
-def _header(dirs: list[str], parts: list[dict], runs: list[dict], errors: list[dict]
-            ) -> list[str]:
-    loads = [r["loadavg"] for r in runs if r.get("loadavg") is not None]
-    lines = ["# Objective-shapes suite (issue 47)", "",
-             f"Written {time.strftime('%Y-%m-%d %H:%M')} by `python -m benchmarks.shapes report "
-             f"{' '.join(dirs)}` from {len(runs)} runs"
-             + (f" ({len(errors)} failed runs in {ERRORS_FILE}, not retried)" if errors else "")
-             + (f"; 1-min load at the end of the runs {min(loads):.1f}-{max(loads):.1f}"
-                if loads else "") + ".", "", "Runs made by:", ""]
-    for p in parts:
-        pkg = p.get("package", {})
-        lines.append(
-            f"- `{p.get('command')}` ({p.get('dir')}): {p.get('started')} to "
-            f"{p.get('finished', '?')}, optuna_gpbandit {pkg.get('commit')}"
-            f"{' (modified)' if pkg.get('dirty') else ''} from `{pkg.get('path')}`, optuna "
-            f"{p.get('versions', {}).get('optuna')}, {p.get('jobs')} job(s) x "
-            f"{p.get('threads')} thread(s) on {p.get('cpus')} CPUs, load "
-            f"{p.get('load_start', float('nan')):.1f} -> {p.get('load_end', float('nan')):.1f}")
-    return lines + ["", __doc__.split("\n\n", 1)[1].strip().replace("``", "`"), ""]
+def sections(data) -> list[str]:
+    """The suite's own sections: the checks, then per group its tables (``data.extra
+    ["baseline"]``: result directories of today's code for the branches check)."""
+    from benchmarks.harness.report import collect
 
+    from .suite import SUITE
 
-def render(dirs: list[str], out_file: str | None = None,
-           baseline: list[str] | None = None) -> str:
-    parts, runs, errors = collect(dirs)
-    if not runs:
-        raise SystemExit(f"no finished run in {', '.join(dirs)} (or their subdirectories)")
-    results = summarize(runs)
-    base = collect(baseline)[1] if baseline else None
-    lines = _header(dirs, parts, runs, errors) + checks(results, base)
-    from benchmarks.harness.problems import PROBLEMS
-
+    results = summarize(data.runs)
+    baseline = data.extra.get("baseline")
+    base = collect(SUITE, baseline)[1] if baseline else None
+    lines = checks(results, base)
     for g in FULL:
         members = [p for p in g.problems if p in results]
         if not members:
@@ -439,22 +388,5 @@ def render(dirs: list[str], out_file: str | None = None,
         if g.name == "scales":
             lines += scales_matrix(results)
         for p in members:
-            lines += problem_table(results[p], PROBLEMS[p].description if p in PROBLEMS else "")
-    others = [p for p in results if p not in GROUP_OF]
-    if others:
-        lines += ["## Other problems", ""]
-        for p in others:
-            lines += problem_table(results[p], PROBLEMS[p].description if p in PROBLEMS else "")
-    if errors:
-        lines += ["## Failed runs", "", "| problem | sampler | seed | trials | error |",
-                  "|---|---|---:|---:|---|"]
-        for e in errors:
-            last = (e.get("error") or "").strip().splitlines()[-1:] or [""]
-            lines.append(f"| {e['problem']} | {e['sampler']} | {e['seed']} | {e['n_trials']} | "
-                         f"`{last[0][:160]}` |")
-        lines.append("")
-    text = "\n".join(lines) + "\n"
-    with open(out_file or os.path.join(dirs[0], "report.md"), "w") as fh:
-        fh.write(text)
-    return text
-
+            lines += problem_table(results[p], ALL[p].description if p in ALL else "")
+    return lines

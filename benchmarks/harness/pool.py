@@ -1,5 +1,10 @@
 """Random search's expected best on one (problem, seed), from a pool of random evaluations.
 
+Used by the suites scored against a pool (``Scoring(kind="pool")``: Bayesmark, users'
+objectives). A suite whose objective depends on the run's seed (Bayesmark: each seed
+cross-validates on its own split) has a pool per (problem, seed); one whose objective does not
+has one pool per problem, kept under seed 0 (``Suite.objective_seed``).
+
 The score's zero on seed ``s`` of a problem is ``rand_s(t)``, the expected best loss of ``t``
 random-search trials on that seed's objective. It is estimated, as Bayesmark estimates its
 random-search baseline, from a pool: ``n`` configurations drawn as the suite's random search
@@ -26,6 +31,7 @@ shorter one (the same stream: only the new configurations are evaluated), and of
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -37,10 +43,12 @@ from fractions import Fraction
 
 import numpy as np
 
-from benchmarks.harness import runner, suite
+from typing import TYPE_CHECKING, Any
 
-from . import definitions as D
-from .problems import ALL
+from . import runner
+
+if TYPE_CHECKING:
+    from .suite import Suite
 
 POOL_FILE = "pool.jsonl"
 POOL_N = 64
@@ -101,36 +109,39 @@ def pool_seed(problem: str, seed: int) -> int:
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "little")
 
 
-def draw(problem: str, n: int, seed: int) -> list[dict]:
+def draw(suite: "Suite", problem: str, n: int, seed: int) -> list[dict]:
     """The pool's first ``n`` raw (Optuna) parameter sets on (problem, seed)."""
     import optuna
 
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=pool_seed(problem,
                                                                                       seed)))
-    return [ALL[problem].suggest(study.ask()) for _ in range(n)]
+    suggest = suite.problem(problem, seed).suggest
+    return [suggest(study.ask()) for _ in range(n)]
 
 
-def _plain(params: dict) -> dict:
-    return {k: D._plain(v) for k, v in params.items()}
+def _plain(value: Any) -> Any:
+    """A JSON value of a parameter (numpy scalars -> Python; bools and strings as they are)."""
+    return value.item() if hasattr(value, "item") else value
 
 
-def evaluate(task: runner.Task, known: dict | None = None) -> dict:
+def evaluate(suite: "Suite", task: runner.Task, known: dict | None = None) -> dict:
     """The pool record of ``task`` (problem, seed, ``n_trials`` = pool size), extending
     ``known`` (a shorter pool of the same (problem, seed)) where its configurations agree."""
-    params = [_plain(p) for p in draw(task.problem, task.n_trials, task.seed)]
+    params = [{k: _plain(v) for k, v in p.items()}
+              for p in draw(suite, task.problem, task.n_trials, task.seed)]
     values: list[float] = []
     seconds: list[float] = []
     if known and known["params"] == params[:len(known["params"])]:
         values, seconds = list(known["values"]), list(known["objective_seconds"])
-    prob = ALL[task.problem]
+    prob = suite.problem(task.problem, task.seed)
     for raw in params[len(values):]:
         t0 = time.process_time()
-        values.append(prob.evaluate(raw, task.seed))
+        values.append(float(prob.evaluate(raw)))
         seconds.append(time.process_time() - t0)
-    from benchmarks.harness.cli import _versions
+    from .cli import versions
 
-    v = _versions()
+    v = versions()
     return {"problem": task.problem, "seed": task.seed, "n": len(values),
             "sampler_seed": pool_seed(task.problem, task.seed), "values": values,
             "params": params, "objective_seconds": seconds,
@@ -138,44 +149,43 @@ def evaluate(task: runner.Task, known: dict | None = None) -> dict:
             "written": time.strftime("%Y-%m-%dT%H:%M:%S")}
 
 
-def _work(item: tuple[runner.Task, dict | None]) -> tuple:
+def _work(suite_name: str, item: tuple[runner.Task, dict | None]) -> tuple:
+    from .suite import get_suite
+
     task, known = item
     try:
-        return item, evaluate(task, known), None
+        return item, evaluate(get_suite(suite_name), task, known), None
     except Exception:  # noqa: BLE001
         return item, None, traceback.format_exc()
 
 
-def warm(threads: int, items: list) -> None:
-    """A worker's start: the harness's initialiser, scikit-learn's modules, the data splits."""
-    tasks = [t[0] if isinstance(t, tuple) else t for t in items]
-    suite.HARNESS_INIT(threads, tasks)
-    runner.import_modules([f"sklearn.{m}" for m in suite.SKLEARN_MODEL_MODULES]
-                          + ["sklearn.metrics", "sklearn.model_selection"])
-    for t in tasks:
-        D.tuning_data(ALL[t.problem].dataset, t.seed)
+def _init(suite_name: str, threads: int, items: list) -> None:
+    """A pool worker's start: the runner's worker start on the pool's tasks."""
+    runner.worker_init(suite_name, threads, [t[0] for t in items])
 
 
-def read(dirs: list[str]) -> dict[tuple[str, int], dict]:
-    """The longest pool of each (problem, seed) in ``dirs`` and their immediate
+def read(suite: "Suite", dirs: list[str]) -> dict[tuple[str, int], dict]:
+    """The longest pool of each (problem, seed) of the suite in ``dirs`` and their immediate
     subdirectories."""
+    names = set(suite.names())
     out: dict[tuple[str, int], dict] = {}
     for d in dirs:
         subs = [os.path.join(d, s) for s in sorted(os.listdir(d))] if os.path.isdir(d) else []
         for x in [d] + subs:
             for r in runner.read_jsonl(os.path.join(x, POOL_FILE)):
                 key = (r["problem"], int(r["seed"]))
-                if r["problem"] in ALL and r["n"] > out.get(key, {}).get("n", 0):
+                if r["problem"] in names and r["n"] > out.get(key, {}).get("n", 0):
                     out[key] = {**r, "dir": x}
     return out
 
 
-def ensure(out: str, keys: list[tuple[str, int]], n: int, jobs: int = 1, threads: int = 1,
-           known: dict[tuple[str, int], dict] | None = None) -> dict[tuple[str, int], dict]:
+def ensure(suite: "Suite", out: str, keys: list[tuple[str, int]], n: int, jobs: int = 1,
+           threads: int = 1, known: dict[tuple[str, int], dict] | None = None
+           ) -> dict[tuple[str, int], dict]:
     """Pools of at least ``n`` values for each (problem, seed) of ``keys``: those of ``known``
     (default: ``out``'s cache) that are long enough, the others evaluated (``jobs`` workers)
     and appended to ``out/pool.jsonl``. Returns the pools of ``keys``."""
-    known = read([out]) if known is None else known
+    known = read(suite, [out]) if known is None else known
     pools = {k: known[k] for k in keys if k in known and known[k]["n"] >= n}
     todo = [(runner.Task(p, "Random", s, n), known.get((p, s))) for p, s in keys
             if (p, s) not in pools]
@@ -202,7 +212,8 @@ def ensure(out: str, keys: list[tuple[str, int]], n: int, jobs: int = 1, threads
               f"{record['n']} values, best {min(fin, default=math.inf):.5g}, "
               f"{sum(record['objective_seconds']):.1f} s CPU", file=sys.stderr, flush=True)
 
-    runner.pool_run(todo, _work, warm, threads, jobs, collect)
+    runner.pool_run(todo, functools.partial(_work, suite.name),
+                    functools.partial(_init, suite.name), threads, jobs, collect)
     if failed:
         raise SystemExit(f"random-search pool(s) failed: {', '.join(failed)}")
     return pools
