@@ -24,6 +24,7 @@ from typing import Any
 # Earlier flat arguments whose field has another name in its settings object.
 _RENAMED = {"beta_scale": "scale", "early_beta_factor": "early_factor", "lipschitz_a": "a",
             "lipschitz_b": "b", "domain_r": "r"}
+_CALLABLE: object = collections.abc.Callable  # a hint's callable, which no settings object is
 # Earlier flat switches that became a settings object of their own.
 _BECAME = {"restarts": "reset=Restarts()", "change_detection": "reset=ChangeDetection()",
            "censoring": "pending=Censoring()", "hallucinate": "pending=Hallucinate()"}
@@ -46,7 +47,7 @@ def check_arguments(cls: type, kwargs: dict[str, Any]) -> None:
         if right:
             kind = type(value).__name__
             takes = " or ".join(c.__name__ for c in _classes(hints.get(name)) or []
-                                if c is not collections.abc.Callable)
+                                if c is not _CALLABLE)
             raise ValueError(f"{cls.__name__}: {name}= got {kind}(...), the settings of the "
                              f"{right[0]}= argument; pass {right[0]}={kind}(...)"
                              + (f" ({name}= takes {takes})." if takes else "."))
@@ -99,7 +100,7 @@ def _accepts(hint: Any, value: Any, strict: bool = False) -> bool:
     if classes is None:
         return not strict
     return any(isinstance(value, c) for c in classes
-               if not (strict and c is collections.abc.Callable))
+               if not (strict and c is _CALLABLE))
 
 
 def _unknown(cls: type, name: str, params: dict[str, inspect.Parameter]) -> str:
