@@ -62,3 +62,15 @@ def test_right_arguments_still_construct():
     s = g.GPUCBSampler(seed=0, model=GPModel(input_warping=False),
                        search=AcquisitionSearch(n_candidates=256), pending=g.Censoring())
     assert isinstance(s, g.GPUCBSampler)
+
+
+def test_a_subclass_forwarding_kwargs_is_not_second_guessed():
+    class Forwarding(g.GPUCBSampler):
+        def __init__(self, *, extra: int = 0, **kwargs):
+            self.extra = extra
+            super().__init__(**kwargs)
+
+    s = Forwarding(extra=3, seed=0)
+    assert s.extra == 3
+    with pytest.raises(TypeError):  # the base __init__ still refuses an unknown keyword
+        Forwarding(sede=1)

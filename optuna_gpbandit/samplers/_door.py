@@ -35,9 +35,10 @@ def check_arguments(cls: type, kwargs: dict[str, Any]) -> None:
     settings object and field, or the closest argument), and ``ValueError`` for a settings
     object given to an argument that does not take it, naming the one that does."""
     params = _parameters(cls)
-    for name in kwargs:
-        if name not in params:
-            raise TypeError(_unknown(cls, name, params))
+    if not _takes_any(cls):  # a subclass's **kwargs takes any keyword: its __init__ decides
+        for name in kwargs:
+            if name not in params:
+                raise TypeError(_unknown(cls, name, params))
     hints = _hints(cls)
     for name, value in kwargs.items():
         if not _is_settings(value) or _accepts(hints.get(name), value):
@@ -55,8 +56,17 @@ def check_arguments(cls: type, kwargs: dict[str, Any]) -> None:
 
 @functools.lru_cache(maxsize=None)
 def _parameters(cls: type) -> dict[str, inspect.Parameter]:
+    """The keywords ``cls.__init__`` names."""
     params = inspect.signature(cls.__init__).parameters  # type: ignore[misc]
-    return {k: p for k, p in params.items() if k != "self" and p.kind == p.KEYWORD_ONLY}
+    return {k: p for k, p in params.items() if k != "self"
+            and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
+
+
+@functools.lru_cache(maxsize=None)
+def _takes_any(cls: type) -> bool:
+    """Whether ``cls.__init__`` takes ``**kwargs`` (a subclass forwarding them)."""
+    params = inspect.signature(cls.__init__).parameters  # type: ignore[misc]
+    return any(p.kind == p.VAR_KEYWORD for p in params.values())
 
 
 @functools.lru_cache(maxsize=None)
