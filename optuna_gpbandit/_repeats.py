@@ -18,6 +18,11 @@ distance within which two workers' points are one point, and the default
 :attr:`AcquisitionSearch.min_distance`."""
 
 
+SAME_CONFIGURATION = 1e-9
+"""Encoded units (max over columns): two rows this close are one configuration (the encoding
+of a decoded value may differ from the value's own encoding by a rounding)."""
+
+
 def exhausted_points(X: np.ndarray, y: np.ndarray, deterministic: bool,
                      tol: float = SAME_POINT_TOL) -> np.ndarray:
     """Observed points (rows of ``X`` with values ``y``) not worth evaluating again: every row
@@ -60,8 +65,9 @@ def found_deterministic(X: np.ndarray, y: np.ndarray, tol: float = SAME_POINT_TO
     """Whether the objective is to be taken as deterministic: some configuration was asked
     again (two rows of ``X`` within ``tol`` of each other, max over the encoded columns) and
     gave its very value, or, if the model reads the objective as ``quiet`` (its fitted noise
-    small), gave any value; and no configuration asked twice (identical rows) gave two
-    values.
+    small), gave any value; and no configuration asked twice (rows within
+    :data:`SAME_CONFIGURATION`) gave two values. While this is undecided, the samplers ask a
+    repeat at the very configuration (:func:`as_repeat`).
 
     What a repeat buys a noisy objective (another look at a promising point) it cannot buy a
     deterministic one; from then on every evaluated point is done (:func:`exhausted_points`
@@ -84,8 +90,27 @@ def found_deterministic(X: np.ndarray, y: np.ndarray, tol: float = SAME_POINT_TO
     equal = np.abs(a - b) <= 1e-12 * np.maximum(1.0, np.abs(a))  # as _equal_values
     # a configuration that gave two values is noise: pairs cover every identical pair, since
     # identical rows are within any tolerance
-    identical = np.all(X[pairs[:, 0]] == X[pairs[:, 1]], axis=1)
+    identical = np.max(np.abs(X[pairs[:, 0]] - X[pairs[:, 1]]), axis=1) <= SAME_CONFIGURATION
     return (quiet or bool(equal.any())) and not bool(np.any(identical & ~equal))
+
+
+def as_repeat(x: np.ndarray, X: np.ndarray, tol: float = SAME_POINT_TOL) -> np.ndarray:
+    """``x``, or the row of ``X`` nearest to it if one lies within ``tol`` (max over the encoded
+    columns): a proposal that would ask a configuration again asks that very configuration.
+
+    Under ``deterministic_objective=None`` a repeat is what tells a deterministic objective
+    from a noisy one (:func:`found_deterministic`), and only an identical configuration tells
+    it for sure: a point ``tol`` away gives another value on a rugged deterministic objective
+    too (bbob's Weierstrass and Katsuura functions at ``1e-3``), which left the question open
+    for a second repeat and a third. Asked at the very configuration, the first repeat settles
+    it: its very value (deterministic: nothing is asked again) or another one (noisy: the
+    bandit keeps its repeats, each another look at the same point). The move is at most
+    ``tol``, below what the model resolves."""
+    if X.shape[0] == 0:
+        return x
+    d = np.max(np.abs(X - x), axis=1)
+    j = int(np.argmin(d))
+    return X[j].copy() if d[j] < tol else x
 
 
 POLISH_PATIENCE = 3

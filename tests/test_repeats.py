@@ -116,7 +116,64 @@ def test_found_deterministic_needs_a_repeat_and_no_configuration_with_two_values
     Xn = np.vstack([X, X[1]])
     assert not found_deterministic(Xn, np.array([1.0, 2.0, 1.0, 2.5]))
     assert found_deterministic(Xn, np.array([1.0, 2.0, 1.0, 2.0]))
+    # one configuration up to the rounding of an encoding (a decoded log-scale value)
+    Xr = np.vstack([X, X[1] + 1e-12])
+    assert not found_deterministic(Xr, np.array([1.0, 2.0, 1.0, 2.5]))
     assert not found_deterministic(X[:1], np.array([1.0]))
+
+
+def test_as_repeat_moves_a_proposal_within_tol_onto_the_nearest_evaluated_point():
+    from optuna_gpbandit._repeats import as_repeat
+
+    X = np.array([[0.2, 0.2], [0.5, 0.5], [0.5 + 6e-4, 0.5]])
+    assert as_repeat(np.array([0.5004, 0.5002]), X).tolist() == [0.5006, 0.5]  # the nearest
+    assert as_repeat(np.array([0.502, 0.5]), X).tolist() == [0.502, 0.5]  # none within tol
+    assert as_repeat(np.array([0.502, 0.5]), X, tol=3e-3).tolist() == [0.5006, 0.5]
+    assert as_repeat(np.array([0.3, 0.3]), X[:0]).tolist() == [0.3, 0.3]
+
+
+def _near_pairs(u: np.ndarray) -> tuple[int, int]:
+    """(trials within 1e-3 of an earlier one, such pairs that are not one configuration)."""
+    pairs = [abs(u[i] - u[j]) for i in range(len(u)) for j in range(i)
+             if abs(u[i] - u[j]) < SAME_POINT_TOL]
+    near = sum(any(abs(u[i] - u[j]) < SAME_POINT_TOL for j in range(i)) for i in range(len(u)))
+    return near, sum(d > 1e-9 for d in pairs)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_rugged_deterministic_objective_asks_one_configuration_again_at_most(seed, caplog):
+    """A function that varies at the scale of min_distance reads as noise to the model; the
+    first repeat, asked at the very configuration, gives its very value and settles it (asked
+    1e-3 apart instead, such repeats went on: 2-9 of 40 trials)."""
+    def rugged(trial):
+        x = trial.suggest_float("x", 0.0, 1.0)
+        return (x - 0.5) ** 2 + 0.05 * np.sin(2000 * x)
+
+    study = optuna.create_study(sampler=GPUCBSampler(seed=seed))
+    with caplog.at_level(logging.INFO, logger="optuna_gpbandit"):
+        study.optimize(rugged, n_trials=40)
+    near, apart = _near_pairs(np.array([t.params["x"] for t in study.trials]))
+    assert near <= 1 and apart == 0
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_noisy_objective_takes_its_repeats_at_the_very_configuration(seed, caplog):
+    """On a log-scaled parameter (the encoding of a decoded value rounds): the first repeat
+    gives another value, the objective stays noisy, and each later repeat is another look at
+    one configuration, not a point 1e-3 away."""
+    rng = np.random.default_rng(seed)
+
+    def noisy(trial):
+        x = trial.suggest_float("x", 1e-3, 10.0, log=True)
+        return (np.log10(x) - 0.3) ** 2 + rng.normal(0.0, 0.3)
+
+    study = optuna.create_study(sampler=GPUCBSampler(seed=seed))
+    with caplog.at_level(logging.INFO, logger="optuna_gpbandit"):
+        study.optimize(noisy, n_trials=40)
+    x = np.array([t.params["x"] for t in study.trials])
+    near, apart = _near_pairs(np.log(x / 1e-3) / np.log(10.0 / 1e-3))
+    assert near >= 2 and apart == 0
+    assert not [r for r in caplog.records if "treated as deterministic" in r.getMessage()]
 
 
 @pytest.mark.parametrize("bad", ["yes", 1, 0.0])

@@ -12,10 +12,10 @@ from optuna.trial import FrozenTrial
 
 from optuna_gpbandit.failures import FailedRow
 from optuna_gpbandit._history import History
-from optuna_gpbandit._maximize import Exclusion, union_regions
+from optuna_gpbandit._maximize import Exclusion, near_any, union_regions
 from optuna_gpbandit.search import AcquisitionSearch
-from optuna_gpbandit._repeats import (found_deterministic, POLISH_PATIENCE, exhausted_points, failed_polish,
-                                      n_repeats, tied_values)
+from optuna_gpbandit._repeats import (POLISH_PATIENCE, as_repeat, exhausted_points, failed_polish,
+                                      found_deterministic, n_repeats, tied_values)
 from optuna_gpbandit._notices import DEBUG, INFO, log_once
 from optuna_gpbandit.constraints.models import ConstraintModels, OptimisticViolation, Penalised
 from optuna_gpbandit._fitted_gp import FittedGP
@@ -51,6 +51,9 @@ class SelectionContext:
     n_unresolved: int = 0
     # The trust region the maximiser stays in (AcquisitionSearch.trust_region), or None.
     box: Box | None = None
+    # Whether a proposal within ``search.min_distance`` of an evaluated point asks that very
+    # point (``deterministic_objective=None`` while undecided: :func:`as_repeat`).
+    repeats_exact: bool = False
 
     @property
     def t(self) -> int:
@@ -98,10 +101,15 @@ class SelectionContext:
     def maximise(self, acq: Any, warm_starts: np.ndarray | None = None) -> np.ndarray:
         """The encoded maximiser of ``acq`` within the constraints and exclusions, started
         also from ``warm_starts`` (default: :meth:`warm_starts`)."""
-        return self.search.maximise(
+        x = self.search.maximise(
             self.within_constraints(acq), self.space, self.rng,
             warm_starts=self.warm_starts() if warm_starts is None else warm_starts,
             exclude=self.excluded, box=self.box)[0]
+        if not self.repeats_exact:
+            return x
+        tol = self.search.min_distance
+        repeat = as_repeat(x, self.obs.X[self.obs.fit_rows], tol)
+        return repeat if not near_any(repeat[None, :], self.excluded, tol)[0] else x
 
     def step_record(self, x: np.ndarray) -> PointRecord:
         """What the model says of choosing ``x`` (the shared part of the step's record)."""
@@ -156,12 +164,10 @@ def repeats_teach_nothing(study: Study, trial: FrozenTrial, obs: Observations, g
     if not (find_out and found_deterministic(obs.X[rows], obs.y_raw[rows], quiet=quiet)):
         return False
     log_once(study, "found-deterministic", INFO,
-             "Trial %d: a configuration was asked again (within "
-             "AcquisitionSearch.min_distance of an earlier one) and none has given two "
-             "values: the objective is treated as deterministic, and no configuration is "
-             "asked again "
-             "(pass deterministic_objective=True to say so from the start, or False if the "
-             "objective is noisy).", trial.number)
+             "Trial %d: a configuration asked again showed no noise (none has given two "
+             "values): the objective is treated as deterministic, and no evaluated "
+             "configuration is asked again (pass deterministic_objective=True to say so from "
+             "the start, or False if the objective is noisy).", trial.number)
     return True
 
 

@@ -36,12 +36,13 @@ deterministic_objective
     ``True``: the objective has no noise; the GP's noise variance is fixed at its floor
     (``1e-6`` of the standardised variance) instead of fitted, as Optuna's ``GPSampler`` does
     with this argument, and no configuration is asked twice. Not with
-    ``GPModel(noise_var=...)``. ``None`` (default): find out. Once a configuration is asked again
-    (within ``AcquisitionSearch.min_distance`` of an earlier one) while no configuration has
-    given two values, the study is treated as deterministic: no evaluated configuration is
-    asked again (said once at INFO); the noise variance is still fitted. A noisy objective
-    shows itself at its first repeat of one configuration (on integer and categorical
-    parameters) and keeps its repeats.
+    ``GPModel(noise_var=...)``. ``None`` (default): find out. A proposal within
+    ``AcquisitionSearch.min_distance`` of an evaluated configuration asks that very
+    configuration again; once a repeat has given its very value (or any value while the
+    fitted noise is below 1e-2 of the kernel scale) and no configuration has given two values,
+    the study is treated as deterministic: no evaluated configuration is asked again (said
+    once at INFO); the noise variance is still fitted. A noisy objective shows itself at its
+    first repeat and keeps its repeats, each another look at one configuration.
     ``False``: a noisy objective; a configuration is asked again where the model finds that
     worth it, except one whose repeats gave identical values.
 constraints_func

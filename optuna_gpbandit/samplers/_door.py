@@ -114,7 +114,8 @@ def _accepts(hint: Any, value: Any, strict: bool = False) -> bool:
 
 
 def _unknown(cls: type, name: str, params: dict[str, inspect.Parameter]) -> str:
-    head = f"{cls.__name__}.__init__() got an unexpected keyword argument {name!r}"  # Python's words
+    # Python's own words first
+    head = f"{cls.__name__}.__init__() got an unexpected keyword argument {name!r}"
     if name in _BECAME:
         return f"{head}: pass {_BECAME[name]}."
     field = _RENAMED.get(name, name)

@@ -92,4 +92,6 @@ def fit_contexts(study: Study, trial: FrozenTrial, space: EncodedSpace, history:
         if not all_done:
             log_repeats(study, trial, noisiest.obs, noisiest.gp)
         search = polishing_search(study, trial, noisiest.obs, search)
-    return [dataclasses.replace(c, excluded=avoid, search=search) for c in ctxs]
+    exact = settings.find_out_deterministic and not all_done
+    return [dataclasses.replace(c, excluded=avoid, search=search, repeats_exact=exact)
+            for c in ctxs]
