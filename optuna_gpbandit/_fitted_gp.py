@@ -41,6 +41,13 @@ class FittedGP:
     n_fit: int  # number of observations the hyperparameters were fitted on
     refitted: bool
 
+    @property
+    def noise_share(self) -> float:
+        """The fitted noise variance as a share of the kernel scale (how noisy the model reads
+        the objective)."""
+        post = self.posterior
+        return float(post.effective_noise_var / post.params.scale)
+
     def state(self, space: EncodedSpace) -> dict[str, Any]:
         return {"names": space.names, "n_fit": self.n_fit, "gp": self.posterior.params.to_json()}
 

@@ -49,6 +49,20 @@ from optuna_gpbandit import GPModel, GPTSSampler, GPUCBSampler, IGPUCBSampler
 
 from .peers import BUDGETED, PEERS
 
+class _IntersectionGPUCB(GPUCBSampler):
+    """GP-UCB modelling only the parameters every completed trial has, as Optuna's
+    ``GPSampler`` does; a branch's own parameters go to the independent sampler (a swap of
+    issue 60: what GPSampler's handling of conditional spaces is worth)."""
+
+    def infer_relative_search_space(self, study: optuna.Study, trial: Any) -> dict[str, Any]:
+        from optuna.search_space import intersection_search_space
+
+        states = (optuna.trial.TrialState.COMPLETE,)
+        return {k: v for k, v in intersection_search_space(
+            study._get_trials(deepcopy=False, states=states, use_cache=True)).items()
+            if not v.single()}
+
+
 SAMPLERS: dict[str, Callable[..., optuna.samplers.BaseSampler]] = {
     "GP-UCB": lambda seed: GPUCBSampler(seed=seed),
     "IGP-UCB": lambda seed: IGPUCBSampler(seed=seed),
@@ -60,6 +74,8 @@ SAMPLERS: dict[str, Callable[..., optuna.samplers.BaseSampler]] = {
     "GP-UCB-stationary": lambda seed: GPUCBSampler(seed=seed,
                                                    model=GPModel(input_warping=False)),
     "GP-TS-stationary": lambda seed: GPTSSampler(seed=seed, model=GPModel(input_warping=False)),
+    # the parameters every trial has, the rest independent (GPSampler's conditional spaces)
+    "GP-UCB-intersection": lambda seed: _IntersectionGPUCB(seed=seed),
     **PEERS,
 }
 OURS = ["GP-UCB", "IGP-UCB", "GP-TS"]

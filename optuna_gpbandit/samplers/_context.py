@@ -146,8 +146,7 @@ asked again without a second value at one configuration makes it deterministic
 def deterministic(gp: FittedGP) -> bool:
     """Whether the fitted noise is below 1e-4 of the kernel scale [design choice]: then a
     repeated evaluation teaches nothing and no point is asked twice."""
-    post = gp.posterior
-    return bool(post.effective_noise_var < 1e-4 * post.params.scale)
+    return gp.noise_share < 1e-4
 
 
 def repeats_teach_nothing(study: Study, trial: FrozenTrial, obs: Observations, gp: FittedGP,
@@ -159,8 +158,7 @@ def repeats_teach_nothing(study: Study, trial: FrozenTrial, obs: Observations, g
     if deterministic(gp):
         return True
     rows = np.flatnonzero(obs.fit_rows)
-    post = gp.posterior
-    quiet = bool(post.effective_noise_var < QUIET_NOISE * post.params.scale)
+    quiet = gp.noise_share < QUIET_NOISE
     if not (find_out and found_deterministic(obs.X[rows], obs.y_raw[rows], quiet=quiet)):
         return False
     log_once(study, "found-deterministic", INFO,
@@ -176,7 +174,6 @@ def log_repeats(study: Study, trial: FrozenTrial, obs: Observations, gp: FittedG
     as noisy, and what to pass if it is not."""
     k = n_repeats(obs.X[obs.fit_rows])
     if k:
-        post = gp.posterior
         log_once(study, "repeats", INFO,
                  "Trial %d: %d of %d evaluated trials repeat an earlier trial's configuration "
                  "(within AcquisitionSearch.min_distance) with another value: the model reads "
@@ -184,7 +181,7 @@ def log_repeats(study: Study, trial: FrozenTrial, obs: Observations, gp: FittedG
                  "look at a promising point sharpens its estimate. If the objective is "
                  "deterministic, pass deterministic_objective=True.", trial.number, k,
                  int(obs.fit_rows.sum()),
-                 float(np.sqrt(post.effective_noise_var / post.params.scale)))
+                 float(np.sqrt(gp.noise_share)))
 
 
 TIE_NOTICE = 4

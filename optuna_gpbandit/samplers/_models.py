@@ -79,8 +79,7 @@ def fit_contexts(study: Study, trial: FrozenTrial, space: EncodedSpace, history:
                              box=_box(search, obs, fit, space, n_startup))
             for obs, fit in fitted]
     # The least deterministic objective decides whether evaluated points are done.
-    noisiest = max(ctxs, key=lambda c: c.gp.posterior.effective_noise_var
-                   / c.gp.posterior.params.scale)
+    noisiest = max(ctxs, key=lambda c: c.gp.noise_share)
     all_done = repeats_teach_nothing(study, trial, noisiest.obs, noisiest.gp,
                                      settings.find_out_deterministic)
     avoid = exclusion(noisiest.obs, noisiest.gp, space, history, failed,
