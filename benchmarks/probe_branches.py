@@ -8,6 +8,13 @@ its lower bound) and at random points of each booster, with the fitted lengthsca
     python -m benchmarks.probe_branches RUNS_DIR --trials 25 --seed 0
 
 ``RUNS_DIR``: a ``python -m benchmarks run users`` result directory holding GP-UCB's runs.
+
+``--renamed`` instead runs GP-UCB (seeds 0-4, 40 trials) on ``u-xgb-reg-diabetes`` as written
+and with the ``gblinear`` branch's parameters under names of their own (``lin_lambda``, ...),
+so that the model fits them lengthscales of their own, and prints each seed's best value and
+its number of ``gblinear`` trials. ::
+
+    python -m benchmarks.probe_branches --renamed
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ from typing import Any
 import numpy as np
 import optuna
 
-from benchmarks.users.objectives import _xgb_suggest
+from benchmarks.users.objectives import _xgb_loss, _xgb_suggest
 from optuna_gpbandit import GPUCBSampler
 
 
@@ -40,15 +47,49 @@ def _random_params(booster: str, rng: np.random.Generator) -> dict[str, Any]:
     return q
 
 
+def _renamed_suggest(trial: optuna.Trial) -> dict[str, Any]:
+    """The xgboost objective's parameters, ``gblinear``'s under names of their own."""
+    booster = trial.suggest_categorical("booster", ["gbtree", "gblinear", "dart"])
+    if booster != "gblinear":
+        return _xgb_suggest(trial)
+    return {"booster": booster,
+            "lambda": trial.suggest_float("lin_lambda", 1e-8, 1.0, log=True),
+            "alpha": trial.suggest_float("lin_alpha", 1e-8, 1.0, log=True),
+            "subsample": trial.suggest_float("lin_subsample", 0.2, 1.0),
+            "colsample_bytree": trial.suggest_float("lin_colsample_bytree", 0.2, 1.0)}
+
+
+def compare_renamed(seeds: range = range(5), n_trials: int = 40) -> None:
+    """GP-UCB on u-xgb-reg-diabetes as written and with ``gblinear``'s parameters renamed."""
+    for label, suggest in (("as written", _xgb_suggest), ("renamed", _renamed_suggest)):
+        bests = []
+        for seed in seeds:
+            study = optuna.create_study(sampler=GPUCBSampler(seed=seed))
+            study.optimize(lambda t: _xgb_loss(suggest(t), "diabetes", "rmse"),
+                           n_trials=n_trials)
+            bests.append(study.best_value)
+            n_linear = sum(t.params["booster"] == "gblinear" for t in study.trials)
+            print(f"{label}: seed {seed} best {study.best_value:.4f}, "
+                  f"{n_linear} gblinear trials", flush=True)
+        print(f"{label}: mean best {np.mean(bests):.4f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("runs_dir")
+    ap.add_argument("runs_dir", nargs="?")
+    ap.add_argument("--renamed", action="store_true",
+                    help="compare the objective as written with gblinear's parameters renamed")
     ap.add_argument("--problem", default="u-xgb-reg-diabetes")
     ap.add_argument("--sampler", default="GP-UCB")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--trials", type=int, default=25)
     args = ap.parse_args()
     optuna.logging.set_verbosity(optuna.logging.WARNING)
+    if args.renamed:
+        compare_renamed()
+        return
+    if args.runs_dir is None:
+        ap.error("give RUNS_DIR, or --renamed")
     with open(os.path.join(args.runs_dir, "runs.jsonl")) as f:
         runs = [json.loads(line) for line in f]
     run = next(r for r in runs if r["problem"] == args.problem and r["seed"] == args.seed
