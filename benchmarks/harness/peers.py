@@ -84,7 +84,28 @@ def _minimised(study: optuna.Study, trials: list[FrozenTrial], worst: float | No
     return [y if math.isfinite(y) else fill for y in ys]
 
 
-class HEBOSampler(optuna.samplers.BaseSampler):
+class _IntersectionPeer(optuna.samplers.BaseSampler):
+    """A peer that models Optuna's intersection of the finished trials' spaces
+    (:func:`_intersection`); the first trial and the parameters outside it come from a seeded
+    ``RandomSampler``."""
+
+    def __init__(self, *, seed: int | None = None) -> None:
+        self._seed = 0 if seed is None else int(seed)
+        self._random = optuna.samplers.RandomSampler(seed=seed)
+
+    def reseed_rng(self) -> None:
+        self._random.reseed_rng()
+
+    def infer_relative_search_space(self, study: optuna.Study, trial: FrozenTrial
+                                    ) -> dict[str, BaseDistribution]:
+        return _intersection(study)
+
+    def sample_independent(self, study: optuna.Study, trial: FrozenTrial, param_name: str,
+                           param_distribution: BaseDistribution) -> Any:
+        return self._random.sample_independent(study, trial, param_name, param_distribution)
+
+
+class HEBOSampler(_IntersectionPeer):
     """HEBO 0.3.6 as an Optuna sampler: one ``HEBO`` object per study, fed every finished trial
     once (``observe``) and asked for one point per trial (``suggest(n_suggestions=1)``), as its
     own sequential loop would; its defaults throughout (``rand_sample = 1 + d`` scrambled Sobol
@@ -102,22 +123,10 @@ class HEBOSampler(optuna.samplers.BaseSampler):
     """
 
     def __init__(self, *, seed: int | None = None) -> None:
-        self._seed = 0 if seed is None else int(seed)
-        self._random = optuna.samplers.RandomSampler(seed=seed)
+        super().__init__(seed=seed)
         self._space_key: tuple | None = None
         self._hebo: Any = None
         self._seen: set[int] = set()
-
-    def reseed_rng(self) -> None:
-        self._random.reseed_rng()
-
-    def infer_relative_search_space(self, study: optuna.Study, trial: FrozenTrial
-                                    ) -> dict[str, BaseDistribution]:
-        return _intersection(study)
-
-    def sample_independent(self, study: optuna.Study, trial: FrozenTrial, param_name: str,
-                           param_distribution: BaseDistribution) -> Any:
-        return self._random.sample_independent(study, trial, param_name, param_distribution)
 
     def sample_relative(self, study: optuna.Study, trial: FrozenTrial,
                         search_space: dict[str, BaseDistribution]) -> dict[str, Any]:
@@ -200,7 +209,7 @@ def _from_hebo(d: BaseDistribution, value: Any) -> Any:
     return min(max(v, d.low), d.high)
 
 
-class SMACSampler(optuna.samplers.BaseSampler):
+class SMACSampler(_IntersectionPeer):
     """SMAC3 (2.x) as an Optuna sampler, through its ask / tell interface, with a facade's
     defaults: ``facade="hpo"`` is ``HyperparameterOptimizationFacade`` (a random forest, what
     SMAC recommends for hyperparameter optimisation), ``"blackbox"`` ``BlackBoxFacade`` (a GP,
@@ -219,9 +228,8 @@ class SMACSampler(optuna.samplers.BaseSampler):
                  facade: str = "hpo") -> None:
         if facade not in ("hpo", "blackbox"):
             raise ValueError(f"facade must be 'hpo' or 'blackbox', got {facade!r}")
-        self._seed = 0 if seed is None else int(seed)
+        super().__init__(seed=seed)
         self._n_trials, self._facade = int(n_trials), facade
-        self._random = optuna.samplers.RandomSampler(seed=seed)
         self._space_key: tuple | None = None
         self._smac: Any = None
         self._cs: Any = None
@@ -229,17 +237,6 @@ class SMACSampler(optuna.samplers.BaseSampler):
         self._seen: set[int] = set()
         self._worst: float | None = None
         self._tmp: Any = None
-
-    def reseed_rng(self) -> None:
-        self._random.reseed_rng()
-
-    def infer_relative_search_space(self, study: optuna.Study, trial: FrozenTrial
-                                    ) -> dict[str, BaseDistribution]:
-        return _intersection(study)
-
-    def sample_independent(self, study: optuna.Study, trial: FrozenTrial, param_name: str,
-                           param_distribution: BaseDistribution) -> Any:
-        return self._random.sample_independent(study, trial, param_name, param_distribution)
 
     def _build(self, space: dict[str, BaseDistribution]) -> None:
         import tempfile

@@ -47,7 +47,7 @@ import optuna
 import optuna_gpbandit
 from optuna_gpbandit import GPModel, GPTSSampler, GPUCBSampler, IGPUCBSampler
 
-from .peers import BUDGETED, PEERS
+from .peers import BUDGETED, PEERS, _intersection
 
 class _IntersectionGPUCB(GPUCBSampler):
     """GP-UCB modelling only the parameters every completed trial has, as Optuna's
@@ -55,12 +55,7 @@ class _IntersectionGPUCB(GPUCBSampler):
     issue 60: what GPSampler's handling of conditional spaces is worth)."""
 
     def infer_relative_search_space(self, study: optuna.Study, trial: Any) -> dict[str, Any]:
-        from optuna.search_space import intersection_search_space
-
-        states = (optuna.trial.TrialState.COMPLETE,)
-        return {k: v for k, v in intersection_search_space(
-            study._get_trials(deepcopy=False, states=states, use_cache=True)).items()
-            if not v.single()}
+        return _intersection(study)
 
 
 SAMPLERS: dict[str, Callable[..., optuna.samplers.BaseSampler]] = {
