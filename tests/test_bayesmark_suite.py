@@ -29,7 +29,7 @@ from benchmarks.bayesmark.suite import SUITE  # noqa: E402
 from benchmarks.harness import cli, report  # noqa: E402
 from benchmarks.harness import pool as P  # noqa: E402
 from benchmarks.harness import scoring as S  # noqa: E402
-from benchmarks.harness.suite import Suite  # noqa: E402
+from benchmarks.harness.suite import Scoring, Suite, fixed_budgets  # noqa: E402
 
 # Cheap problems whose stored reference cases (those of seed 1: two each) are replayed (~1 s).
 REPLAYED = ["DT_wine_nll", "DT_diabetes_mse", "kNN_iris_acc", "kNN_breast_nll", "SVM_wine_nll",
@@ -184,23 +184,23 @@ def test_the_pools_expected_minimum_is_the_mean_over_all_subsets(values):
     n = len(values)
     v = sorted(values)
     for t in range(1, n + 1):
-        probs = P.min_rank_probabilities(n, t)
+        probs = S.min_rank_probabilities(n, t)
         assert sum(probs) == 1
         exact = sum(p * x for p, x in zip(probs, v))
         assert exact == _brute_expected_min(values, t)
-        assert P.expected_min(values, t) == pytest.approx(float(exact), rel=1e-15)
-    assert P.expected_min(values, 1) == pytest.approx(np.mean(values))
-    assert P.expected_min(values, n) == min(values)
-    curve = P.expected_min_curve(values, n)
+        assert S.expected_min(values, t) == pytest.approx(float(exact), rel=1e-15)
+    assert S.expected_min(values, 1) == pytest.approx(np.mean(values))
+    assert S.expected_min(values, n) == min(values)
+    curve = S.expected_min_curve(values, n)
     assert np.all(np.diff(curve) <= 1e-12)
     with pytest.raises(ValueError):
-        P.min_rank_probabilities(n, n + 1)
+        S.min_rank_probabilities(n, n + 1)
 
 
 def test_failed_pool_values_count_only_where_a_draw_can_hold_nothing_else():
     values = [1.0, 2.0, math.inf]
-    assert P.expected_min(values, 2) == pytest.approx((1.0 + 1.0 + 2.0) / 3)
-    assert P.expected_min(values, 1) == math.inf
+    assert S.expected_min(values, 2) == pytest.approx((1.0 + 1.0 + 2.0) / 3)
+    assert S.expected_min(values, 1) == math.inf
 
 
 def _run(sampler, seed, values):
@@ -210,7 +210,7 @@ def _run(sampler, seed, values):
 def problem_cells(runs, pools, T, floor):
     """The cells of problem "p"'s runs at T, each seed scored against its own pool."""
     suite = Suite(name="t", title="t", halves={"all": ["p"]}, problem=None, budget=None,
-                  scoring=S.Scoring("pool", S.fixed_budgets(T), floor=floor),
+                  scoring=Scoring("pool", fixed_budgets(T), floor=floor),
                   seeded_objective=True)
     cells = S.problem_cells(suite, "p", runs, pools)[0]
     return {(s, int(label.split()[-1])): c for (s, label), c in cells.items()}
@@ -290,7 +290,7 @@ def test_a_run_scores_each_seeds_objective_and_reports_per_half(tmp_path):
 
 
 def test_a_pool_is_at_least_1_6_times_the_trials_or_refused_naming_the_argument():
-    from benchmarks.harness.runner import Task
+    from benchmarks.harness.suite import Task
 
     def pool_of(pool, trials):
         return cli.pool_of(SUITE, argparse.Namespace(pool=pool),

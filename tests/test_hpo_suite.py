@@ -16,8 +16,8 @@ if str(ROOT) not in sys.path:
 
 from benchmarks.harness import cli  # noqa: E402
 from benchmarks.harness.report import variants  # noqa: E402
-from benchmarks.harness.scoring import Scoring, fixed_budgets, paired, problem_cells  # noqa: E402
-from benchmarks.harness.suite import Suite, get_suite  # noqa: E402
+from benchmarks.harness.scoring import paired, problem_cells  # noqa: E402
+from benchmarks.harness.suite import Scoring, Suite, fixed_budgets, get_suite  # noqa: E402
 from benchmarks.hpo.run import translate  # noqa: E402
 from benchmarks.hpo.tasks import ALL_TASKS, HELD_OUT, LOSS_CAP, TASKS  # noqa: E402
 

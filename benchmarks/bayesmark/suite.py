@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from benchmarks.harness.scoring import Scoring, fixed_budgets
-from benchmarks.harness.suite import SKLEARN_MODEL_MODULES, Suite
+from benchmarks.harness.suite import SKLEARN_MODEL_MODULES, Scoring, Suite, fixed_budgets
 
 from . import definitions as D
 from .problems import ALL, HALF_PROBLEMS, harness_problem

@@ -21,8 +21,7 @@ import math
 
 import numpy as np
 
-from benchmarks.harness.scoring import Scoring
-from benchmarks.harness.suite import Suite
+from benchmarks.harness.suite import Scoring, Suite
 
 from . import problems as B
 

@@ -21,30 +21,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import sys
 import time
 
 from . import runner
 from .samplers import SAMPLERS, unknown_samplers
-from .suite import SUITES, Suite, get_suite
+from .suite import SUITES, Suite, Task, get_suite
 
 REPORTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "reports")
-
-
-def versions() -> dict:
-    """Installed versions, read from the package metadata (importing torch takes seconds)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    out = {"python": platform.python_version()}
-    for dist in ("optuna", "optuna_gpbandit", "numpy", "scipy", "scikit-learn", "torch",
-                 "greenlet", "botorch", "optuna-integration", "hebo", "smac", "cmaes",
-                 "coco-experiment", "xgboost", "lightgbm"):
-        try:
-            out[dist] = version(dist)
-        except PackageNotFoundError:
-            out[dist] = None
-    return out
 
 
 def check_samplers(names: list[str]) -> list[str]:
@@ -111,17 +95,17 @@ def select(suite: Suite, args: argparse.Namespace) -> list[str]:
 
 
 def plan(suite: Suite, args: argparse.Namespace, names: list[str], samplers: list[str],
-         seeds: list[int]) -> list[runner.Task]:
+         seeds: list[int]) -> list[Task]:
     """The runs: the suite's own plan, or every problem x sampler x seed (seeds outermost: an
     interrupted run holds whole seeds of every (problem, sampler)) at the problem's budget or
     ``--trials``."""
     if suite.plan is not None:
         return suite.plan(args, names, samplers, seeds)
-    return [runner.Task(p, s, seed, args.trials or suite.budget(p))
+    return [Task(p, s, seed, args.trials or suite.budget(p))
             for seed in seeds for p in names for s in samplers]
 
 
-def pool_of(suite: Suite, args: argparse.Namespace, tasks: list[runner.Task]) -> int:
+def pool_of(suite: Suite, args: argparse.Namespace, tasks: list[Task]) -> int:
     """``--pool``, or ``pool.pool_size`` of the longest budget; one shorter than
     ``pool.least_pool`` of it is an error naming it."""
     from . import pool as P
@@ -160,7 +144,7 @@ def cmd_run(suite: Suite, args: argparse.Namespace) -> int:
             "n_trials": sorted({t.n_trials for t in tasks}), "runs": len(tasks),
             "pool": n_pool, "jobs": args.jobs, "threads": args.threads,
             "cpus": os.cpu_count(), "load_start": os.getloadavg()[0],
-            "package": runner.package_checkout("--short=12"), "versions": versions()}
+            "package": runner.package_checkout("--short=12"), "versions": runner.versions()}
     config.setdefault("parts", []).append(part)
 
     def save() -> None:

@@ -21,7 +21,8 @@ draws this is the mean of the minimum over all t-subsets of the pool, so it is u
 expected best of t random trials (a U-statistic), with far less variance than the mean of a few
 random-search runs. It needs ``t <= n``, and more: at ``n = t`` it is the pool's minimum, one
 run's best, which the score cannot use (``POOL_PER_TRIAL``), so a pool is at least 1.6 times as
-long as the longest budget it scores (``least_pool``).
+long as the longest budget it scores (``least_pool``). The estimator is ``scoring.py``'s
+(``expected_min``); this module draws, evaluates and keeps the pools.
 
 A pool is evaluated once per (problem, seed) and cached in the result directory, one JSON line
 per pool (``pool.jsonl``: the values, the raw parameters, the seconds); a longer pool extends a
@@ -39,16 +40,10 @@ import os
 import sys
 import time
 import traceback
-from fractions import Fraction
-
-import numpy as np
-
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import runner
-
-if TYPE_CHECKING:
-    from .suite import Suite
+from .suite import Suite, Task, get_suite
 
 POOL_FILE = "pool.jsonl"
 POOL_N = 64
@@ -75,32 +70,6 @@ def least_pool(trials: int) -> int:
     return math.ceil(POOL_PER_TRIAL * trials)
 
 
-# --------------------------------------------------------------------------- the estimator
-def min_rank_probabilities(n: int, t: int) -> list[Fraction]:
-    """P(the minimum of ``t`` of ``n`` ranked values drawn without replacement is the k-th
-    smallest), k = 1..n: ``C(n - k, t - 1) / C(n, t)``, exactly."""
-    if not 1 <= t <= n:
-        raise ValueError(f"t = {t} draws from a pool of {n}")
-    total = math.comb(n, t)
-    return [Fraction(math.comb(n - k, t - 1), total) for k in range(1, n + 1)]
-
-
-def expected_min(values: list[float], t: int) -> float:
-    """The expected minimum of ``t`` of ``values`` drawn without replacement (inf if a draw of
-    ``t`` can hold only failed, inf, evaluations)."""
-    v = sorted(values)
-    out = 0.0
-    for p, x in zip(min_rank_probabilities(len(v), t), v):
-        if p:
-            out += float(p) * x
-    return out
-
-
-def expected_min_curve(values: list[float], T: int) -> np.ndarray:
-    """``expected_min(values, t)`` for t = 1..T."""
-    return np.array([expected_min(values, t) for t in range(1, T + 1)])
-
-
 # --------------------------------------------------------------------------- the pool
 def pool_seed(problem: str, seed: int) -> int:
     """The seed of the pool's ``RandomSampler`` on (problem, seed): a hash, so that the pool's
@@ -125,7 +94,7 @@ def _plain(value: Any) -> Any:
     return value.item() if hasattr(value, "item") else value
 
 
-def evaluate(suite: "Suite", task: runner.Task, known: dict | None = None) -> dict:
+def evaluate(suite: "Suite", task: Task, known: dict | None = None) -> dict:
     """The pool record of ``task`` (problem, seed, ``n_trials`` = pool size), extending
     ``known`` (a shorter pool of the same (problem, seed)) where its configurations agree."""
     params = [{k: _plain(v) for k, v in p.items()}
@@ -139,9 +108,7 @@ def evaluate(suite: "Suite", task: runner.Task, known: dict | None = None) -> di
         t0 = time.process_time()
         values.append(float(prob.evaluate(raw)))
         seconds.append(time.process_time() - t0)
-    from .cli import versions
-
-    v = versions()
+    v = runner.versions()
     return {"problem": task.problem, "seed": task.seed, "n": len(values),
             "sampler_seed": pool_seed(task.problem, task.seed), "values": values,
             "params": params, "objective_seconds": seconds,
@@ -149,9 +116,7 @@ def evaluate(suite: "Suite", task: runner.Task, known: dict | None = None) -> di
             "written": time.strftime("%Y-%m-%dT%H:%M:%S")}
 
 
-def _work(suite_name: str, item: tuple[runner.Task, dict | None]) -> tuple:
-    from .suite import get_suite
-
+def _work(suite_name: str, item: tuple[Task, dict | None]) -> tuple:
     task, known = item
     try:
         return item, evaluate(get_suite(suite_name), task, known), None
@@ -187,7 +152,7 @@ def ensure(suite: "Suite", out: str, keys: list[tuple[str, int]], n: int, jobs: 
     and appended to ``out/pool.jsonl``. Returns the pools of ``keys``."""
     known = read(suite, [out]) if known is None else known
     pools = {k: known[k] for k in keys if k in known and known[k]["n"] >= n}
-    todo = [(runner.Task(p, "Random", s, n), known.get((p, s))) for p, s in keys
+    todo = [(Task(p, "Random", s, n), known.get((p, s))) for p, s in keys
             if (p, s) not in pools]
     if not todo:
         return pools

@@ -30,8 +30,7 @@ import numpy as np
 
 from .problems import GRIDS, PROBLEMS
 from .samplers import OURS
-from .scoring import Scoring, fixed_budgets
-from .suite import Suite
+from .suite import Scoring, Suite, fixed_budgets
 
 TARGET_VS_GP = 0.6  # ours no worse than GPSampler on >= 60 % of the problems
 TARGET_VS_TPE = 0.8  # ours better than TPE on >= 80 % of the problems

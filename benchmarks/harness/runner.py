@@ -28,35 +28,23 @@ import functools
 import json
 import math
 import os
+import platform
 import sys
 import time
 import traceback
 import warnings
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from multiprocessing import get_context
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import Callable, Iterable
 
 from benchmarks._common import THREAD_VARS
 
-if TYPE_CHECKING:
-    from .suite import Suite
+from .suite import Suite, Task, get_suite
 
 RUNS_FILE = "runs.jsonl"
 ERRORS_FILE = "errors.jsonl"
 CONFIG_FILE = "config.json"
-
-
-@dataclass(frozen=True)
-class Task:
-    problem: str
-    sampler: str
-    seed: int
-    n_trials: int
-
-    @property
-    def key(self) -> tuple[str, str, int, int]:
-        return (self.problem, self.sampler, self.seed, self.n_trials)
 
 
 def make_tasks(problems: Iterable[str], samplers: Iterable[str], seeds: Iterable[int],
@@ -109,6 +97,21 @@ def package_checkout(short: str = "--short") -> dict:
             "dirty": bool(git("status", "--porcelain", "--", "."))}
 
 
+def versions() -> dict:
+    """Installed versions, read from the package metadata (importing torch takes seconds)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {"python": platform.python_version()}
+    for dist in ("optuna", "optuna_gpbandit", "numpy", "scipy", "scikit-learn", "torch",
+                 "greenlet", "botorch", "optuna-integration", "hebo", "smac", "cmaes",
+                 "coco-experiment", "xgboost", "lightgbm"):
+        try:
+            out[dist] = version(dist)
+        except PackageNotFoundError:
+            out[dist] = None
+    return out
+
+
 STATE_ATTR = "gpbandit:state"
 
 
@@ -137,8 +140,6 @@ def warm_up(suite: "Suite", tasks: list[Task]) -> None:
 
 def worker_init(suite_name: str, threads: int, tasks: list[Task]) -> None:
     """A worker's start: thread limits, quiet logging, the suite's imports and warm-up."""
-    from .suite import get_suite
-
     limit_threads(threads)
     quiet()
     warm_up(get_suite(suite_name), tasks)
@@ -207,8 +208,6 @@ def _plain(params: dict) -> dict:
 
 
 def _safe_run(suite_name: str, task: Task) -> tuple[Task, dict | None, str | None]:
-    from .suite import get_suite
-
     try:
         return task, run_one(get_suite(suite_name), task), None
     except Exception:  # noqa: BLE001

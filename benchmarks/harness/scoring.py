@@ -1,7 +1,7 @@
 """How a suite's runs are scored: one score, higher is better, per run and trial.
 
-Every suite scores a run after ``t`` trials by one of three rules (:class:`Scoring`), so that one
-report format (``report.py``) serves them all:
+Every suite scores a run after ``t`` trials by one of three rules (``Scoring`` of ``suite.py``), so
+that one report format (``report.py``) serves them all:
 
 ``random-runs`` (the in-house suites: ``hpo``, ``quick``, ``shapes``)
     ``100 (r(t) - best(t)) / (r(t) - f*)``: ``f*`` the problem's known minimum, or else the
@@ -11,7 +11,8 @@ report format (``report.py``) serves them all:
 ``pool`` (Bayesmark, users' objectives)
     The same formula per (problem, objective seed) with ``opt_s`` (the lowest value of that
     seed's runs and of its random-search pool) for ``f*`` and ``rand_s(t)``, random search's
-    exact expected best of ``t`` draws from the pool (``pool.py``), for ``r(t)``.
+    exact expected best of ``t`` draws from the pool (``pool.py``; :func:`expected_min`), for
+    ``r(t)``.
 ``targets`` (COCO's bbob)
     COCO's measure: the percentage of the 51 targets ``10^2, 10^1.8, ..., 10^-8`` on the
     regret ``best(t) - f_opt`` that the run has reached by ``t`` (averaged over runs: the
@@ -29,12 +30,13 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 if TYPE_CHECKING:
-    from .suite import Suite
+    from .suite import Scoring, Suite
 
 RULES = {
     "random-runs": "a run's score after t trials is 100 (r(t) - best(t)) / (r(t) - f*), with "
@@ -54,39 +56,9 @@ AVERAGING = ("Score at T: the mean over seeds of the runs' scores after T trials
              "mean over seeds of each run's mean score over t = 5 .. T; a half's score: the "
              "mean over the problems every sampler shown ran.")
 RANDOM = "Random"
-SCORE_FLOOR = -100.0
 ANYTIME_FROM = 5
 TARGETS = 10.0 ** np.linspace(2.0, -8.0, 51)
 """COCO's 51 targets on the regret, 10^2 down to 10^-8 in steps of 10^0.2."""
-
-
-def fixed_budgets(*budgets: int) -> Callable[[str, int], list[tuple[str, int]]]:
-    """Scored budgets ``T = b`` for each ``b`` of ``budgets`` a run reaches; a run shorter
-    than all of them is scored at its length."""
-    def scored(problem: str, length: int) -> list[tuple[str, int]]:
-        out = [(f"T = {b}", b) for b in budgets if b <= length]
-        return out or [(f"T = {length}", length)]
-    return scored
-
-
-@dataclass(frozen=True)
-class Scoring:
-    """A suite's scoring rule (module docstring).
-
-    ``kind``: ``random-runs``, ``pool`` or ``targets``; ``budgets(problem, run length)``: the
-    (label, T) pairs a run is scored at (runs are grouped into tables by label, so one label
-    may stand for a different T per problem, e.g. bbob's budget of each dimension);
-    ``unit``: what the score reads as, for the report.
-    """
-
-    kind: str
-    budgets: Callable[[str, int], list[tuple[str, int]]] = fixed_budgets(40, 100)
-    floor: float | None = SCORE_FLOOR
-    unit: str = "normalised score (100 = the best value known, 0 = random search)"
-
-    def __post_init__(self) -> None:
-        if self.kind not in ("random-runs", "pool", "targets"):
-            raise ValueError(f"Scoring kind {self.kind!r}: random-runs, pool or targets")
 
 
 @dataclass
@@ -135,6 +107,31 @@ def target_fraction(B: np.ndarray, f_opt: float) -> np.ndarray:
     """100 x the fraction of :data:`TARGETS` that the best-so-far curves ``B`` have reached."""
     regret = B - f_opt
     return 100.0 * (regret[..., None] <= TARGETS).mean(axis=-1)
+
+
+def min_rank_probabilities(n: int, t: int) -> list[Fraction]:
+    """P(the minimum of ``t`` of ``n`` ranked values drawn without replacement is the k-th
+    smallest), k = 1..n: ``C(n - k, t - 1) / C(n, t)``, exactly."""
+    if not 1 <= t <= n:
+        raise ValueError(f"t = {t} draws from a pool of {n}")
+    total = math.comb(n, t)
+    return [Fraction(math.comb(n - k, t - 1), total) for k in range(1, n + 1)]
+
+
+def expected_min(values: list[float], t: int) -> float:
+    """The expected minimum of ``t`` of ``values`` drawn without replacement (inf if a draw of
+    ``t`` can hold only failed, inf, evaluations)."""
+    v = sorted(values)
+    out = 0.0
+    for p, x in zip(min_rank_probabilities(len(v), t), v):
+        if p:
+            out += float(p) * x
+    return out
+
+
+def expected_min_curve(values: list[float], T: int) -> np.ndarray:
+    """``expected_min(values, t)`` for t = 1..T."""
+    return np.array([expected_min(values, t) for t in range(1, T + 1)])
 
 
 def _cell(runs: list[dict], S: np.ndarray, T: int) -> Cell:
@@ -198,8 +195,6 @@ def problem_cells(suite: "Suite", problem: str, runs: list[dict],
                 cells[(s, label)] = _cell(rs, normalised(R, best_so_far(rs, T), f_star,
                                                          scoring.floor), T)
         return cells, info
-    from .pool import expected_min_curve
-
     pools = pools or {}
     by_seed: dict[int, list[dict]] = {}
     for r in runs:

@@ -1,12 +1,14 @@
-"""The suite object every benchmark suite is, and the registry of suites.
+"""The suite object every benchmark suite is, the types it is made of, and the registry of suites.
 
 A :class:`Suite` says what a suite is: its problems (by half), each problem's objective for a
 run's seed, the trial budget, the default seeds and samplers, how a run is scored
-(:class:`benchmarks.harness.scoring.Scoring`), what a worker imports before its first run, the
-suite's own command-line options and report sections. The runner
-(``benchmarks.harness.runner``), the command line (``python -m benchmarks``, ``cli.py``) and the
-report (``report.py``) take a suite and nothing else: a spawned worker receives the suite's
-*name* and imports it from :data:`SUITES`, so no suite replaces a function of the harness.
+(:class:`Scoring`; the rules are ``scoring.py``'s), what a worker imports before its first run,
+the suite's own command-line options and report sections. A :class:`Task` is one run of a suite:
+(problem, sampler, seed, trials). The runner (``benchmarks.harness.runner``), the command line
+(``python -m benchmarks``, ``cli.py``) and the report (``report.py``) take a suite and nothing
+else: a spawned worker receives the suite's *name* and imports it from :data:`SUITES`, so no
+suite replaces a function of the harness. This module imports no other module of the harness
+(``problems.py`` for a type alone): the others import it.
 
 Suites: ``quick``, ``grid``, ``smoke`` (the harness's own test functions, ``quick.py``),
 ``hpo`` (in-house scikit-learn tasks), ``bayesmark`` (Bayesmark's definitions), ``shapes``
@@ -23,8 +25,6 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 if TYPE_CHECKING:
     from .problems import Problem
-    from .runner import Task
-    from .scoring import Scoring
 
 SUITES: dict[str, str] = {
     "quick": "benchmarks.harness.quick:QUICK",
@@ -42,6 +42,49 @@ SKLEARN_MODEL_MODULES = tuple(f"sklearn.{m}" for m in (
     "tree", "ensemble", "neighbors", "neural_network", "linear_model", "svm", "multiclass",
     "metrics", "model_selection", "pipeline", "preprocessing"))
 """scikit-learn's modules the ML suites' workers import before their first run."""
+
+SCORE_FLOOR = -100.0
+
+
+@dataclass(frozen=True)
+class Task:
+    problem: str
+    sampler: str
+    seed: int
+    n_trials: int
+
+    @property
+    def key(self) -> tuple[str, str, int, int]:
+        return (self.problem, self.sampler, self.seed, self.n_trials)
+
+
+def fixed_budgets(*budgets: int) -> Callable[[str, int], list[tuple[str, int]]]:
+    """Scored budgets ``T = b`` for each ``b`` of ``budgets`` a run reaches; a run shorter
+    than all of them is scored at its length."""
+    def scored(problem: str, length: int) -> list[tuple[str, int]]:
+        out = [(f"T = {b}", b) for b in budgets if b <= length]
+        return out or [(f"T = {length}", length)]
+    return scored
+
+
+@dataclass(frozen=True)
+class Scoring:
+    """A suite's scoring rule (the rules: ``scoring.py``'s module docstring).
+
+    ``kind``: ``random-runs``, ``pool`` or ``targets``; ``budgets(problem, run length)``: the
+    (label, T) pairs a run is scored at (runs are grouped into tables by label, so one label
+    may stand for a different T per problem, e.g. bbob's budget of each dimension);
+    ``unit``: what the score reads as, for the report.
+    """
+
+    kind: str
+    budgets: Callable[[str, int], list[tuple[str, int]]] = fixed_budgets(40, 100)
+    floor: float | None = SCORE_FLOOR
+    unit: str = "normalised score (100 = the best value known, 0 = random search)"
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("random-runs", "pool", "targets"):
+            raise ValueError(f"Scoring kind {self.kind!r}: random-runs, pool or targets")
 
 
 @dataclass(frozen=True)

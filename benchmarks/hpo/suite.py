@@ -5,8 +5,7 @@ set's Random runs at 40 and 100 trials."""
 
 from __future__ import annotations
 
-from benchmarks.harness.scoring import Scoring, fixed_budgets
-from benchmarks.harness.suite import SKLEARN_MODEL_MODULES, Suite
+from benchmarks.harness.suite import SKLEARN_MODEL_MODULES, Scoring, Suite, fixed_budgets
 
 from . import report
 from .tasks import ALL_TASKS, DEFAULT_SAMPLERS, HELD_OUT, TASKS, folds, problem

@@ -372,11 +372,9 @@ def sections(data) -> list[str]:
     ["baseline"]``: result directories of today's code for the branches check)."""
     from benchmarks.harness.report import collect
 
-    from .suite import SUITE
-
     results = summarize(data.runs)
     baseline = data.extra.get("baseline")
-    base = collect(SUITE, baseline)[1] if baseline else None
+    base = collect(data.suite, baseline)[1] if baseline else None
     lines = checks(results, base)
     for g in FULL:
         members = [p for p in g.problems if p in results]

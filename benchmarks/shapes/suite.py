@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import argparse
 
-from benchmarks.harness.scoring import Scoring
-from benchmarks.harness.suite import Suite
+from benchmarks.harness.suite import Scoring, Suite
 
 from . import report
 from .problems import ALL

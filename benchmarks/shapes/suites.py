@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from benchmarks.harness.runner import Task
 from benchmarks.harness.samplers import OURS
+from benchmarks.harness.suite import Task
 
 BASE = ["GP-UCB", "GP-TS", "IGP-UCB", "GPSampler", "TPE", "Random"]
 """Our samplers with their defaults against Optuna's GPSampler, TPE and random search."""

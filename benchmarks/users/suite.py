@@ -7,8 +7,7 @@ problem scores every seed's run (``benchmarks/harness/pool.py``), at 40 and 100 
 
 from __future__ import annotations
 
-from benchmarks.harness.scoring import Scoring, fixed_budgets
-from benchmarks.harness.suite import SKLEARN_MODEL_MODULES, Suite
+from benchmarks.harness.suite import SKLEARN_MODEL_MODULES, Scoring, Suite, fixed_budgets
 
 from .data import load, split
 from .objectives import HALVES, PROBLEMS
