@@ -211,3 +211,58 @@ def test_a_bad_variant_is_an_error_naming_it(name, reason):
     assert name in msg and reason in msg
     with pytest.raises(SystemExit, match="unknown sampler"):
         cli.check_samplers(["GP-UCB", name])
+
+
+def test_per_problem_paired_differences() -> None:
+    """The swap table's cell: a variant's score and its paired difference from the base, over
+    the seeds both ran, with the standard error of the per-seed differences."""
+    from benchmarks.harness.scoring import Cell
+
+    def cell(scores: dict[int, float]) -> Cell:
+        return Cell(float(np.mean(list(scores.values()))), 0.0, 0.0, 0.0, len(scores),
+                    by_seed={k: (v, v) for k, v in scores.items()})
+
+    label = "T = 40"
+    cells = {"p": {("base", label): cell({0: 10.0, 1: 20.0, 2: 30.0}),
+                   ("swap", label): cell({0: 14.0, 1: 22.0, 2: 90.0})},  # seed 2 unpaired
+             "q": {("swap", label): cell({0: 1.0})}}  # no base run: no row
+    cells["p"][("swap", label)].by_seed.pop(2)
+    lines = report.per_problem_paired(cells, "base", ["base", "swap"], label)
+    rows = [ln for ln in lines if ln.startswith("| p ")]
+    assert len(rows) == 1 and not any(ln.startswith("| q ") for ln in lines)
+    # differences 4 and 2 over seeds 0 and 1: mean 3, standard error sd/sqrt(2) = 1
+    assert "(+3.0 ± 1.0)" in rows[0]
+
+
+def test_log_ei_swap_matches_expected_improvement() -> None:
+    """``GP-UCB-logEI``'s acquisition: the log of EI's closed form where that is computable,
+    finite far below the best value (where EI underflows), and its gradient that of its
+    values."""
+    from scipy.stats import norm
+
+    from benchmarks.harness.swaps import LogEI, log_h
+
+    z = np.array([-8.0, -2.0, 0.0, 1.5, 6.0])
+    assert np.allclose(log_h(z)[0], np.log(z * norm.cdf(z) + norm.pdf(z)), rtol=1e-10)
+    assert np.isfinite(log_h(np.array([-60.0]))[0]).all()
+
+    class Posterior:  # mean sin(x).sum(), variance 0.1 + x_0^2
+        def mean_var(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            return np.sin(X).sum(axis=1), 0.1 + X[:, 0] ** 2
+
+        def mean_var_grad(self, x: np.ndarray) -> tuple[float, float, np.ndarray, np.ndarray]:
+            return (float(np.sin(x).sum()), float(0.1 + x[0] ** 2), np.cos(x),
+                    np.array([2.0 * x[0], 0.0]))
+
+    acq = LogEI(Posterior(), best=2.5)
+    x = np.array([0.3, -0.2])
+    value, grad = acq.value_grad(x)
+    assert value == pytest.approx(acq.values(x[None])[0])
+    mu, var = Posterior().mean_var(x[None])
+    sd = math.sqrt(var[0])
+    zz = (mu[0] - 2.5) / sd
+    assert value == pytest.approx(math.log(sd * (zz * norm.cdf(zz) + norm.pdf(zz))))
+    eps = 1e-6
+    numeric = [(acq.values((x + eps * e)[None])[0] - acq.values((x - eps * e)[None])[0])
+               / (2 * eps) for e in np.eye(2)]
+    assert np.allclose(grad, numeric, rtol=1e-5)

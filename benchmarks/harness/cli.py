@@ -184,7 +184,7 @@ def cmd_report(suite: Suite, args: argparse.Namespace) -> int:
     extra = {k: getattr(args, k) for k in ("baseline",) if getattr(args, k, None)}
     text = render(suite, args.dirs, base=args.base, half=args.half, compare=args.compare,
                   out_file=args.file, floor=not args.no_floor, extra=extra,
-                  command=args.command)
+                  command=args.command, paired_per_problem=args.per_problem)
     print_report(text, args.file or os.path.join(args.dirs[0], "report.md"), args.quiet)
     return 0
 
@@ -316,6 +316,8 @@ def _suite_parser(cmd: str, suite: Suite) -> argparse.ArgumentParser:
                        "sampler")
         p.add_argument("--compare", nargs="+", metavar="NAME",
                        help="the samplers to pair with --base (default: all others)")
+        p.add_argument("--per-problem", action="store_true",
+                       help="also each problem's paired difference from --base (a swap table)")
         p.add_argument("--file", default=None, help="output (default DIR/report.md, first DIR)")
         p.add_argument("--quiet", action="store_true", help="do not print the report")
         p.add_argument("--no-floor", action="store_true",

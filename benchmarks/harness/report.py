@@ -181,6 +181,28 @@ def per_problem(cells: dict[str, dict], samplers: list[str], label: str, attr: s
     return lines + [""]
 
 
+def per_problem_paired(cells: dict[str, dict], base: str, samplers: list[str], label: str
+                       ) -> list[str]:
+    """Each sampler's score at ``label`` per problem with its paired difference from
+    ``base`` over the seeds both ran (± its paired standard error): a swap table, one part of
+    ``base`` replaced at a time, read problem by problem."""
+    others = [s for s in samplers if s != base]
+    lines = [f"| problem | {base} | " + " | ".join(others) + " |",
+             "|---" + "|---:" * (len(others) + 1) + "|"]
+    for p, c in cells.items():
+        if (base, label) not in c:
+            continue
+        row = [fmt(c[(base, label)].score)]
+        for s in others:
+            if (s, label) not in c:
+                row.append(fmt(None))
+                continue
+            d, dse = S.paired({p: c}, base, s, label)[:2]
+            row.append(f"{fmt(c[(s, label)].score)} ({fmt(d, dse, signed=True)})")
+        lines.append(f"| {p} | " + " | ".join(row) + " |")
+    return lines + [""]
+
+
 def suggest_seconds(runs: list[dict], sampler: str, problems: list[str], label_T: dict[str, int]
                     ) -> float:
     xs = [np.mean(r["suggest_seconds"][:label_T[r["problem"]]]) for r in runs
@@ -245,7 +267,8 @@ def variants(cells: dict[str, dict], samplers: list[str], label: str) -> list[st
 
 def half_section(data: Data, title: str, cells: dict[str, dict], n_defined: int,
                  compare: list[str] | None, out_dir: str | None, slug: str,
-                 per_problem_tables: bool = True) -> list[str]:
+                 per_problem_tables: bool = True, paired_per_problem: bool = False
+                 ) -> list[str]:
     suite, runs = data.suite, data.runs
     lines = [f"## {title}", ""]
     if not cells:
@@ -297,6 +320,10 @@ def half_section(data: Data, title: str, cells: dict[str, dict], n_defined: int,
             if figure({p: cells[p] for p in common}, shown, label, os.path.join(out_dir, name),
                       f"{suite.title}: {title}, {label}", suite.scoring.unit):
                 lines += [f"![mean score over the trials]({name})", ""]
+        if paired_per_problem and data.base in shown:
+            lines += [f"Score at {label} per problem and its paired difference from "
+                      f"`{data.base}` (± the paired standard error over the seeds):", ""]
+            lines += per_problem_paired(cells, data.base, shown, label)
         if per_problem_tables:
             for attr, what in (("score", "Score"), ("anytime", "Anytime score")):
                 lines += [f"{what} at {label} per problem (mean over seeds; bold: best):", ""]
@@ -357,9 +384,11 @@ def problems_table(data: Data) -> list[str]:
 
 def render(suite: "Suite", dirs: list[str], *, base: str = "GP-UCB", half: str = "all",
            compare: list[str] | None = None, out_file: str | None = None,
-           floor: bool = True, extra: dict | None = None, command: str | None = None) -> str:
+           floor: bool = True, extra: dict | None = None, command: str | None = None,
+           paired_per_problem: bool = False) -> str:
     """The report of ``dirs`` (module docstring), written to ``out_file`` (default the first
-    directory's ``report.md``; figures beside it); returns its text."""
+    directory's ``report.md``; figures beside it); returns its text. ``paired_per_problem``:
+    also each problem's paired differences from ``base`` (:func:`per_problem_paired`)."""
     if not floor:
         import dataclasses
 
@@ -387,7 +416,7 @@ def render(suite: "Suite", dirs: list[str], *, base: str = "GP-UCB", half: str =
                  + (f" ({suite.half_notes[h]})" if h in suite.half_notes else ""))
         sub = {p: c for p, c in cells.items() if p in names}
         lines += half_section(data, title, sub, len(names), compare, out_dir, h,
-                              per_problem_tables)
+                              per_problem_tables, paired_per_problem)
     if suite.sections is not None:
         lines += suite.sections(data)
     lines += problems_table(data)

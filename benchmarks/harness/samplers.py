@@ -47,16 +47,8 @@ import optuna
 import optuna_gpbandit
 from optuna_gpbandit import GPModel, GPTSSampler, GPUCBSampler, IGPUCBSampler
 
-from .peers import BUDGETED, PEERS, _intersection
-
-class _IntersectionGPUCB(GPUCBSampler):
-    """GP-UCB modelling only the parameters every completed trial has, as Optuna's
-    ``GPSampler`` does; a branch's own parameters go to the independent sampler (a swap of
-    issue 60: what GPSampler's handling of conditional spaces is worth)."""
-
-    def infer_relative_search_space(self, study: optuna.Study, trial: Any) -> dict[str, Any]:
-        return _intersection(study)
-
+from .peers import BUDGETED, PEERS
+from .swaps import IntersectionGPUCB, LogEIGPUCB, UnitPriorGPUCB
 
 SAMPLERS: dict[str, Callable[..., optuna.samplers.BaseSampler]] = {
     "GP-UCB": lambda seed: GPUCBSampler(seed=seed),
@@ -70,7 +62,11 @@ SAMPLERS: dict[str, Callable[..., optuna.samplers.BaseSampler]] = {
                                                    model=GPModel(input_warping=False)),
     "GP-TS-stationary": lambda seed: GPTSSampler(seed=seed, model=GPModel(input_warping=False)),
     # the parameters every trial has, the rest independent (GPSampler's conditional spaces)
-    "GP-UCB-intersection": lambda seed: _IntersectionGPUCB(seed=seed),
+    "GP-UCB-intersection": lambda seed: IntersectionGPUCB(seed=seed),
+    # GPSampler's acquisition (log EI) on our model (issue 60's swap table)
+    "GP-UCB-logEI": lambda seed: LogEIGPUCB(seed=seed),
+    # GPSampler's lengthscale prior centre (l = 1 in every dimension) on our model
+    "GP-UCB-prior1": lambda seed: UnitPriorGPUCB(seed=seed),
     **PEERS,
 }
 OURS = ["GP-UCB", "IGP-UCB", "GP-TS"]
