@@ -48,7 +48,10 @@ def exhausted_points(X: np.ndarray, y: np.ndarray, deterministic: bool,
     # The very same configuration asked again with the very same value: deterministic there,
     # even where a distinct configuration in its cell gave another value (a rugged objective
     # looks noisy at the cell's scale; a noisy one gives other values at one configuration).
-    _, p_first, p_inverse, p_counts = np.unique(X, axis=0, return_index=True,
+    # One configuration: rows within SAME_CONFIGURATION (a decoded log-scale value's encoding
+    # may differ from the first encoding by a rounding), as found_deterministic counts them.
+    configurations = np.round(X / SAME_CONFIGURATION)
+    _, p_first, p_inverse, p_counts = np.unique(configurations, axis=0, return_index=True,
                                                 return_inverse=True, return_counts=True)
     p_same = _equal_values(y, p_inverse.ravel(), p_first.size)
     cell_of = inverse[p_first]

@@ -39,6 +39,11 @@ def test_a_configuration_repeated_with_its_value_is_done_beside_a_different_neig
     assert out.tolist() == X.tolist()  # the cell is done: each of its configurations
     # Where the repeated configuration itself gave two values, the objective is noisy there.
     assert exhausted_points(X, np.array([0.0446, 0.039, 0.041]), deterministic=False).size == 0
+    # One configuration is rows within SAME_CONFIGURATION (a decoded log-scale value encodes
+    # back with a rounding): the repeat 1e-13 away with the same value settles the cell too.
+    X_rounded = np.array([[0.80332], [0.80358], [0.80358 + 1e-13]])
+    out = exhausted_points(X_rounded, np.array([0.0446, 0.039, 0.039]), deterministic=False)
+    assert out.tolist() == X_rounded.tolist()
 
 
 def test_n_repeats_counts_rows_beyond_the_first_of_each_point():
