@@ -31,6 +31,8 @@ plateau that the sampler keeps sampling).
     python benchmarks/bench_stuck.py --problem svc-digits --samplers GP-UCB IGP-UCB GPSampler \\
         --seeds 10 --minimum 0.0149954 --stuck 1e-4 --plateau
 
+Other ``--samplers`` names are the harness's (``benchmarks/harness/samplers.py``, e.g.
+``GP-UCB-prior1``; ``--kwargs`` applies to ours).
 ``--kwargs`` is a JSON object of constructor arguments in the harness's variant syntax
 (``benchmarks/harness/samplers.py``: a settings object as an object of its fields, e.g.
 ``'{"reset": {"type": "Restarts"}}'``). ``--restart-gate G`` sets the restarts' coverage gate
@@ -58,6 +60,7 @@ from optuna.distributions import FloatDistribution  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from benchmarks.harness.problems import get_problem  # noqa: E402
+from benchmarks.harness.samplers import SAMPLERS as HARNESS_SAMPLERS  # noqa: E402
 from benchmarks.harness.samplers import variant_kwargs  # noqa: E402
 from optuna_gpbandit import GPTSSampler, GPUCBSampler, IGPUCBSampler, Restarts  # noqa: E402
 
@@ -148,8 +151,12 @@ def main() -> None:
     print("| sampler | settings | runs | stuck | median simple regret | upper quartile | "
           "cumulative regret (mean) | s |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")
+    unknown = [n for n in args.samplers if n not in SAMPLERS and n not in HARNESS_SAMPLERS]
+    if unknown:
+        raise SystemExit(f"--samplers: unknown {', '.join(unknown)}; known: "
+                         f"{', '.join(sorted(set(SAMPLERS) | set(HARNESS_SAMPLERS)))}")
     for name in args.samplers:
-        cls = SAMPLERS[name]
+        cls = SAMPLERS.get(name)
         ours = name in ("GP-UCB", "IGP-UCB", "GP-TS")
         kwargs = variant_kwargs(cls, settings) if ours else {}
         if ours and args.restart_gate is not None:
@@ -158,7 +165,8 @@ def main() -> None:
                 raise SystemExit(f"--restart-gate is Restarts' unexplored_sd; --kwargs has reset="
                                  f"{reset!r}")
             kwargs["reset"] = dataclasses.replace(reset, unexplored_sd=args.restart_gate)
-        make = (lambda s, c=cls: c(seed=s, **kwargs)) if ours else (lambda s, c=cls: c(seed=s))
+        make = ((lambda s, c=cls: c(seed=s, **kwargs)) if ours else
+                (lambda s, c=cls: c(seed=s)) if cls is not None else HARNESS_SAMPLERS[name])
         regrets, cums, t0 = [], [], time.perf_counter()
         diagnoses, plateaus = [], []
         for seed in seeds:
