@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 import optuna
-from scipy.special import erfcx, log_ndtr
+from scipy.special import erfcx
 
 from optuna_gpbandit import GPUCBSampler
 
