@@ -219,7 +219,8 @@ def test_a_plateau_of_ties_is_said_once_at_debug_in_objective_units(caplog):
     assert TIE_NOTICE == 4
     assert said(3) == []
     first = said(4)
-    assert len(first) == 1 and "4 of 12 evaluated points" in first[0] and "5 points at 3.5" in first[0]
+    assert len(first) == 1
+    assert "4 of 12 evaluated points" in first[0] and "5 points at 3.5" in first[0]
     assert said(8) == []  # once per study
     assert all(r.levelno == logging.DEBUG for r in caplog.records)  # bookkeeping, not advice
 
