@@ -180,6 +180,12 @@ def test_a_variant_chooses_a_settings_class_by_type():
     assert sampler._settings.model.input_warping is False
     assert make_sampler('GP-UCB{"beta": {"type": "Theorem1.paper"}}', 0)._beta == Theorem1.paper()
     assert make_sampler('GP-TS{"draw": {"type": "CandidateDraw"}}', 0)._draw == CandidateDraw()
+    # a nested object without "type" replaces fields of the field's default (it was passed on
+    # as a plain dict, which the sampler took for a trust region and failed on at its first ask)
+    nested = make_sampler('GP-UCB{"search": {"trust_region": {"start_at_centre": false}}}', 0)
+    region = nested._settings.search.trust_region
+    assert type(region).__name__ == "TrustRegion" and region.start_at_centre is False
+    assert region.min_dim == 10  # the default's other fields kept
 
 
 def test_a_variant_of_the_earlier_flat_arguments_means_the_same_settings():
@@ -197,6 +203,8 @@ def test_a_variant_of_the_earlier_flat_arguments_means_the_same_settings():
     ('GP-UCB{"beta": {"scale": -1}}', "scale"),  # rejected by the settings object
     ('GP-UCB{"model": 3}', "model"),  # rejected by the sampler
     ('GP-UCB{"reset": {"patience": 3}}', "type"),  # not a field of the default NoReset()
+    ('GP-UCB{"search": {"trust_region": {"nope": 1}}}', "nope"),  # nested: not a field
+    ('GP-UCB{"search": {"polish_distance": {"x": 1}}}', "type"),  # nested default None
     ('GP-UCB{"pending": {"type": "Nope"}}', "Nope"),
     ('TPE{"n_startup_trials": 5}', "not one of"),  # not one of ours
     ('GP-UCB{beta: {"scale": 1}}', "not JSON"),

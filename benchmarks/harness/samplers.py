@@ -24,8 +24,10 @@ given fields only). For ``beta``, ``"theorem": 2`` is short for ``"type": "Theor
     'GP-TS{"draw": {"type": "CandidateDraw"}}'
     'GP-UCB{"beta": {"theorem": 3, "rkhs_bound": 2.0}}'
 
-A field's value may itself be such an object with a ``"type"``
-(``{"type": "ChangeDetection", "settings": {"type": "ResidualTest", "alpha": 0.001}}``).
+A field's value may itself be such an object: with a ``"type"``, that class
+(``{"type": "ChangeDetection", "settings": {"type": "ResidualTest", "alpha": 0.001}}``);
+without, the field's default with the given fields replaced
+(``'GP-UCB{"search": {"trust_region": {"start_at_centre": false}}}'``).
 
 Names written for the earlier flat arguments (``'GP-UCB{"beta_scale": 0.15}'``,
 ``'GP-TS{"B": 0.7, "n_candidates": 256}'``, ``'GP-UCB{"pending": "censor"}'``; stored reports
@@ -185,7 +187,7 @@ def _resolve_type(arg: str, type_name: Any) -> Callable[..., Any]:
 
 def _construct(arg: str, default: Any, fields: dict[str, Any]) -> Any:
     """The settings object of argument ``arg`` from its JSON ``fields`` (see the module doc)."""
-    fields = {k: _nested(f"{arg}.{k}", v) for k, v in fields.items()}
+    fields = {k: _nested(f"{arg}.{k}", v, getattr(default, k, None)) for k, v in fields.items()}
     kind = fields.pop("type", None)
     if "theorem" in fields and arg == "beta":
         number = fields.pop("theorem")
@@ -217,10 +219,12 @@ def _construct(arg: str, default: Any, fields: dict[str, Any]) -> Any:
         raise ValueError(f"{arg}: {e}") from None
 
 
-def _nested(where: str, value: Any) -> Any:
-    """A field's JSON value: an object with a ``"type"`` is constructed, the rest as given."""
-    if isinstance(value, dict) and "type" in value:
-        return _construct(where, None, value)
+def _nested(where: str, value: Any, default: Any = None) -> Any:
+    """A field's JSON value: an object is a settings object as at the top level (with a
+    ``"type"``, that class; without, the field's ``default`` with the given fields replaced,
+    e.g. ``{"search": {"trust_region": {"start_at_centre": false}}}``); the rest as given."""
+    if isinstance(value, dict):
+        return _construct(where, default, value)
     return value
 
 
