@@ -85,7 +85,9 @@ class LogEIGPUCB(GPUCBSampler):
 class UnitPriorGPUCB(GPUCBSampler):
     """GP-UCB whose lengthscale prior is centred on ``l = 1`` in every dimension, as the prior
     of ``GPSampler`` (``-(0.1 / rho + 0.1 rho)`` on ``rho = 1 / l^2``, largest at ``l = 1``),
-    instead of ours on ``0.25 sqrt(d)``; the prior's width and everything else are ours."""
+    instead of ours on ``0.25 sqrt(d)``; the prior's width and everything else are ours. The
+    centre is swapped in the fit's module for the duration of one ``sample_relative``: one
+    study per process (the harness's runs), not studies in threads of one process."""
 
     def sample_relative(self, study: optuna.Study, trial: Any,
                         search_space: dict[str, Any]) -> dict[str, Any]:
