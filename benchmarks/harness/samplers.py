@@ -50,7 +50,7 @@ import optuna_gpbandit
 from optuna_gpbandit import GPModel, GPTSSampler, GPUCBSampler, IGPUCBSampler
 
 from .peers import BUDGETED, PEERS
-from .swaps import IntersectionGPUCB, LogEIGPUCB, UnitPriorGPUCB
+from .swaps import IntersectionGPUCB, LogEIGPUCB, SharedCentreGPUCB, UnitPriorGPUCB
 
 SAMPLERS: dict[str, Callable[..., optuna.samplers.BaseSampler]] = {
     "GP-UCB": lambda seed: GPUCBSampler(seed=seed),
@@ -69,6 +69,9 @@ SAMPLERS: dict[str, Callable[..., optuna.samplers.BaseSampler]] = {
     "GP-UCB-logEI": lambda seed: LogEIGPUCB(seed=seed),
     # GPSampler's lengthscale prior centre (l = 1 in every dimension) on our model
     "GP-UCB-prior1": lambda seed: UnitPriorGPUCB(seed=seed),
+    # a lengthscale prior centre learned in the fit (a shared offset of every log l_i)
+    "GP-UCB-centre0.5": lambda seed: SharedCentreGPUCB(seed=seed, centre_sd=0.5),
+    "GP-UCB-centre1": lambda seed: SharedCentreGPUCB(seed=seed, centre_sd=1.0),
     **PEERS,
 }
 OURS = ["GP-UCB", "IGP-UCB", "GP-TS"]

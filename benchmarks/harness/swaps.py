@@ -99,3 +99,26 @@ class UnitPriorGPUCB(GPUCBSampler):
             return super().sample_relative(study, trial, search_space)
         finally:
             fit.default_log_lengthscale = original
+
+
+class SharedCentreGPUCB(GPUCBSampler):
+    """GP-UCB whose lengthscale prior learns its centre from the data: every ``log l_i`` shares
+    an offset ``c ~ N(0, centre_sd^2)`` from our centre ``log(0.25 sqrt(d))`` (a hierarchical
+    prior, marginalised in the fit), so the lengthscales together can move to ``GPSampler``'s
+    ``l = 1`` (or anywhere) when the data say so, while each keeps its own ``N(0, 1)`` spread.
+    Swapped in the fit's module for one ``sample_relative``, as :class:`UnitPriorGPUCB`."""
+
+    def __init__(self, *, centre_sd: float = 0.5, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._centre_sd = float(centre_sd)
+
+    def sample_relative(self, study: optuna.Study, trial: Any,
+                        search_space: dict[str, Any]) -> dict[str, Any]:
+        from optuna_gpbandit.gp import fit
+
+        original = fit._CENTRE_SD
+        fit._CENTRE_SD = self._centre_sd
+        try:
+            return super().sample_relative(study, trial, search_space)
+        finally:
+            fit._CENTRE_SD = original

@@ -38,6 +38,11 @@ _NOISE_SHAPE, _NOISE_RATE = 1.1, 30.0
 _BOUNDS_LOG_WARP = (np.log(0.1), np.log(10.0))
 _WARP_PRIOR_SD = 0.75
 _WARP_EVIDENCE = 0.5
+_CENTRE_SD = 0.0
+"""Standard deviation of a shared offset of every ``log l_i`` from the prior centre (a
+hierarchical centre, ``log l_i = c + e_i``, ``c ~ N(centre, s^2)``, ``e_i ~ N(0, 1)``,
+marginalised: ``log l ~ N(centre 1, I + s^2 1 1^T)``). 0: no shared offset (each lengthscale
+on its own)."""
 """A warp is kept when it raises the log posterior by more than ``_WARP_EVIDENCE * k * log n``
 (``k`` warp parameters, ``n`` points): 0.5 is the Bayesian information criterion's penalty."""
 
@@ -109,10 +114,14 @@ def _neg_log_posterior(
                 grad[off + i] = -2.0 * inv_l2[i] * ((m * w) @ u - Mw @ u)
 
     # Negative log prior and its gradient (in log space).
-    log_l = theta[:d]
-    nlp = 0.5 * np.sum((log_l - prior_mean_log_l) ** 2) + 0.5 * theta[d] ** 2
+    r = theta[:d] - prior_mean_log_l
+    nlp = 0.5 * np.sum(r**2) + 0.5 * theta[d] ** 2
     nlp += -_NOISE_SHAPE * theta[d + 1] + _NOISE_RATE * noise
-    grad[:d] += log_l - prior_mean_log_l
+    grad[:d] += r
+    if _CENTRE_SD > 0.0:  # (I + s^2 1 1^T)^{-1} = I - c 1 1^T, c = s^2 / (1 + d s^2)
+        c = _CENTRE_SD**2 / (1.0 + d * _CENTRE_SD**2)
+        nlp -= 0.5 * c * r.sum() ** 2
+        grad[:d] -= c * r.sum()
     grad[d] += theta[d]
     grad[d + 1] += -_NOISE_SHAPE + _NOISE_RATE * noise
     log_ab = theta[d + 2 :] * np.tile(warp_cols, 2)  # the prior of the warped columns' (a, b)
