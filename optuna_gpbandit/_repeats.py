@@ -19,7 +19,7 @@ distance within which two workers' points are one point, and the default
 
 
 SAME_CONFIGURATION = 1e-9
-"""Encoded units (max over columns): two rows this close are one configuration (the encoding
+"""Encoded units: rows in one cell of this grid (rounded) are one configuration (the encoding
 of a decoded value may differ from the value's own encoding by a rounding)."""
 
 
@@ -48,12 +48,10 @@ def exhausted_points(X: np.ndarray, y: np.ndarray, deterministic: bool,
     # The very same configuration asked again with the very same value: deterministic there,
     # even where a distinct configuration in its cell gave another value (a rugged objective
     # looks noisy at the cell's scale; a noisy one gives other values at one configuration).
-    # One configuration: rows within SAME_CONFIGURATION (a decoded log-scale value's encoding
+    # One configuration: rows in one SAME_CONFIGURATION cell (a decoded log-scale value's encoding
     # may differ from the first encoding by a rounding), as found_deterministic counts them.
-    configurations = np.round(X / SAME_CONFIGURATION)
-    _, p_first, p_inverse, p_counts = np.unique(configurations, axis=0, return_index=True,
-                                                return_inverse=True, return_counts=True)
-    p_same = _equal_values(y, p_inverse.ravel(), p_first.size)
+    p_first, p_inverse, p_counts = _configurations(X)
+    p_same = _equal_values(y, p_inverse, p_first.size)
     cell_of = inverse[p_first]
     repeated = p_counts >= 2
     settled = np.zeros(first.size, dtype=bool)
@@ -68,8 +66,8 @@ def found_deterministic(X: np.ndarray, y: np.ndarray, tol: float = SAME_POINT_TO
     """Whether the objective is to be taken as deterministic: some configuration was asked
     again (two rows of ``X`` within ``tol`` of each other, max over the encoded columns) and
     gave its very value, or, if the model reads the objective as ``quiet`` (its fitted noise
-    small), gave any value; and no configuration asked twice (rows within
-    :data:`SAME_CONFIGURATION`) gave two values. While this is undecided, the samplers ask a
+    small), gave any value; and no configuration asked twice (rows in one
+    :data:`SAME_CONFIGURATION` cell) gave two values. While this is undecided, the samplers ask a
     repeat at the very configuration (:func:`as_repeat`).
 
     What a repeat buys a noisy objective (another look at a promising point) it cannot buy a
@@ -93,7 +91,8 @@ def found_deterministic(X: np.ndarray, y: np.ndarray, tol: float = SAME_POINT_TO
     equal = np.abs(a - b) <= 1e-12 * np.maximum(1.0, np.abs(a))  # as _equal_values
     # a configuration that gave two values is noise: pairs cover every identical pair, since
     # identical rows are within any tolerance
-    identical = np.max(np.abs(X[pairs[:, 0]] - X[pairs[:, 1]]), axis=1) <= SAME_CONFIGURATION
+    configuration = _configurations(X)[1]
+    identical = configuration[pairs[:, 0]] == configuration[pairs[:, 1]]
     return (quiet or bool(equal.any())) and not bool(np.any(identical & ~equal))
 
 
@@ -131,6 +130,15 @@ def failed_polish(X: np.ndarray, y: np.ndarray, tol: float) -> int:
     last = int(np.flatnonzero(y > before)[-1])
     return sum(bool(np.any(np.max(np.abs(X[:i] - X[i]), axis=1) < tol))
                for i in range(last + 1, y.size))
+
+
+def _configurations(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct configurations among the rows of ``X`` (one :data:`SAME_CONFIGURATION` grid
+    cell each, rounded): the first row of each, each row's configuration and each's count."""
+    first, inverse, counts = np.unique(np.round(X / SAME_CONFIGURATION), axis=0,
+                                       return_index=True, return_inverse=True,
+                                       return_counts=True)[1:]
+    return first, inverse.ravel(), counts
 
 
 def _equal_values(y: np.ndarray, group: np.ndarray, n: int) -> np.ndarray:
