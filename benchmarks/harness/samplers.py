@@ -50,7 +50,8 @@ import optuna_gpbandit
 from optuna_gpbandit import GPModel, GPTSSampler, GPUCBSampler, IGPUCBSampler
 
 from .peers import BUDGETED, PEERS
-from .swaps import IntersectionGPUCB, LogEIGPUCB, SharedCentreGPUCB, UnitPriorGPUCB
+from .swaps import (EvidenceCentreGPUCB, IntersectionGPUCB, LogEIGPUCB, SharedCentreGPUCB,
+                    UnitPriorGPUCB)
 
 SAMPLERS: dict[str, Callable[..., optuna.samplers.BaseSampler]] = {
     "GP-UCB": lambda seed: GPUCBSampler(seed=seed),
@@ -72,6 +73,8 @@ SAMPLERS: dict[str, Callable[..., optuna.samplers.BaseSampler]] = {
     # a lengthscale prior centre learned in the fit (a shared offset of every log l_i)
     "GP-UCB-centre0.5": lambda seed: SharedCentreGPUCB(seed=seed, centre_sd=0.5),
     "GP-UCB-centre1": lambda seed: SharedCentreGPUCB(seed=seed, centre_sd=1.0),
+    # the centre chosen between ours and l = 1 by the log posterior of each fit
+    "GP-UCB-centre-evidence": lambda seed: EvidenceCentreGPUCB(seed=seed),
     **PEERS,
 }
 OURS = ["GP-UCB", "IGP-UCB", "GP-TS"]

@@ -122,3 +122,21 @@ class SharedCentreGPUCB(GPUCBSampler):
             return super().sample_relative(study, trial, search_space)
         finally:
             fit._CENTRE_SD = original
+
+
+class EvidenceCentreGPUCB(GPUCBSampler):
+    """GP-UCB whose lengthscale prior centre is chosen at each fit between ours
+    (``0.25 sqrt(d)``) and ``GPSampler``'s (``l = 1``) by the log posterior each fit reaches
+    (the same prior width, so the two values compare). Swapped in the fit's module for one
+    ``sample_relative``, as :class:`UnitPriorGPUCB`."""
+
+    def sample_relative(self, study: optuna.Study, trial: Any,
+                        search_space: dict[str, Any]) -> dict[str, Any]:
+        from optuna_gpbandit.gp import fit
+
+        original = fit._OTHER_CENTRES
+        fit._OTHER_CENTRES = (0.0,)
+        try:
+            return super().sample_relative(study, trial, search_space)
+        finally:
+            fit._OTHER_CENTRES = original

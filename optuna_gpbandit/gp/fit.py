@@ -43,6 +43,10 @@ _CENTRE_SD = 0.0
 hierarchical centre, ``log l_i = c + e_i``, ``c ~ N(centre, s^2)``, ``e_i ~ N(0, 1)``,
 marginalised: ``log l ~ N(centre 1, I + s^2 1 1^T)``). 0: no shared offset (each lengthscale
 on its own)."""
+_OTHER_CENTRES: tuple[float, ...] = ()
+"""Other prior centres of ``log l`` (absolute) whose fits compete with the default centre's:
+the fit with the largest log posterior wins (the centre chosen by the evidence of each fit).
+Empty: the default centre only."""
 """A warp is kept when it raises the log posterior by more than ``_WARP_EVIDENCE * k * log n``
 (``k`` warp parameters, ``n`` points): 0.5 is the Bayesian information criterion's penalty."""
 
@@ -215,7 +219,8 @@ def fit_hyperparameters(
         warm = np.clip(warm, bounds[:, 0], bounds[:, 1])
     X = np.asarray(X, dtype=float)
 
-    def fit(free_: np.ndarray, starts: list[np.ndarray]) -> tuple[np.ndarray, float]:
+    def fit(free_: np.ndarray, starts: list[np.ndarray],
+            centre: float = mean_log_l) -> tuple[np.ndarray, float]:
         """The best MAP optimum over ``starts`` (full ``theta`` vectors) with ``free_`` free."""
         cols = warp_cols & free_[d + 2 : 2 * d + 2]
         D = None if cols.any() else per_dim_sq_diff(X, is_categorical)
@@ -226,7 +231,7 @@ def fit_hyperparameters(
             res = minimize(
                 _neg_log_posterior,
                 start[free_],
-                args=(free_, fixed, X, D, y, is_categorical, kernel, mean_log_l, cols),
+                args=(free_, fixed, X, D, y, is_categorical, kernel, centre, cols),
                 jac=True,
                 method="L-BFGS-B",
                 bounds=bounds[free_],
@@ -246,12 +251,19 @@ def fit_hyperparameters(
         w[d + 2 :] = 0.0
         starts = [theta0, w] if restart else [w]
     theta, value = fit(plain, starts)
+    if free[:d].all():
+        for centre in _OTHER_CENTRES:  # the centre with the better fit wins
+            start = theta0.copy()
+            start[:d] = centre
+            theta_c, value_c = fit(plain, [start], centre)
+            if value_c < value:
+                theta, value, mean_log_l = theta_c, value_c, centre
     # ... then the warp, started from it (and from a warped warm start); it is kept only if the
     # log posterior gains more than a BIC penalty for its 2 parameters per column.
     n_warp = int(free[d + 2 :].sum())
     if n_warp and n > n_warp:
         starts = [theta] + ([warm] if warm is not None and np.any(warm[d + 2 :] != 0.0) else [])
-        theta_w, value_w = fit(free, starts)
+        theta_w, value_w = fit(free, starts, mean_log_l)
         if value - value_w > _WARP_EVIDENCE * n_warp * np.log(n):
             theta = theta_w
     return to_params(theta)
