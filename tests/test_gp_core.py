@@ -665,6 +665,58 @@ def test_neg_log_posterior_value(kind):
     assert val_n == pytest.approx(-gpr.log_marginal_likelihood_value_ + nlp_n, abs=1e-9)
 
 
+@pytest.mark.parametrize("centre_sd", [0.5, 2.0])
+def test_neg_log_posterior_shared_centre(monkeypatch, centre_sd):
+    # The hierarchical centre (benchmarks' GP-UCB-centre swaps): log l ~ N(m 1, I + s^2 1 1^T),
+    # the shared offset marginalised; value against the Gaussian's log density, gradient
+    # against finite differences.
+    from optuna_gpbandit.gp import fit
+
+    rng = np.random.default_rng(73)
+    X, is_cat = mixed_data(rng, 14)
+    d = X.shape[1]
+    y = rng.normal(size=14)
+    m = default_log_lengthscale(d)
+    theta = np.concatenate([rng.uniform(-1.5, 0.5, d), [0.2], [-3.0]])
+    free = np.ones(d + 2, dtype=bool)
+    kind = "matern52"
+    base, _ = _nlp(theta, free, theta, X, y, is_cat, kind, m)
+    monkeypatch.setattr(fit, "_CENTRE_SD", centre_sd)
+    val, grad = _nlp(theta, free, theta, X, y, is_cat, kind, m)
+    r = theta[:d] - m
+    cov = np.eye(d) + centre_sd**2 * np.ones((d, d))
+    independent = 0.5 * r @ r
+    assert val - base == pytest.approx(0.5 * r @ np.linalg.solve(cov, r) - independent, abs=1e-10)
+    np.testing.assert_allclose(
+        grad, _fd_grad(lambda t: _nlp(t, free, theta, X, y, is_cat, kind, m)[0], theta),
+        rtol=1e-5, atol=1e-5)
+
+
+def test_fit_other_centre_wins_only_with_a_better_fit(monkeypatch):
+    # Smooth data (one long lengthscale direction): the centre l = 1 fits better than the short
+    # default centre (0.25 sqrt(2) = 0.35) and wins; a far-off centre (l = 1e-3) never does.
+    from optuna_gpbandit.gp import fit
+
+    rng = np.random.default_rng(74)
+    X = rng.random((20, 2))
+    y = np.sin(1.5 * X[:, 0]) + 0.5 * X[:, 1]
+    y = (y - y.mean()) / y.std()
+    cat = np.zeros(2, dtype=bool)
+    own = fit_hyperparameters(X, y, cat, "matern52")
+
+    def value(p: GPParams, centre: float) -> float:
+        theta = np.concatenate([np.log(p.lengthscales), [np.log(p.scale), np.log(p.noise_var)]])
+        return _nlp(theta, np.ones(4, dtype=bool), theta, X, y, cat, "matern52", centre)[0]
+
+    monkeypatch.setattr(fit, "_OTHER_CENTRES", (0.0,))
+    unit = fit_hyperparameters(X, y, cat, "matern52")
+    assert value(unit, 0.0) < value(own, default_log_lengthscale(2))
+    assert np.all(unit.lengthscales > own.lengthscales)
+    monkeypatch.setattr(fit, "_OTHER_CENTRES", (np.log(1e-3),))
+    far = fit_hyperparameters(X, y, cat, "matern52")
+    np.testing.assert_allclose(far.lengthscales, own.lengthscales)
+
+
 def _assert_within_bounds(p: GPParams):
     tol = 1e-9
     assert np.all(np.isfinite(p.lengthscales)) and np.isfinite(p.scale) and np.isfinite(p.noise_var)

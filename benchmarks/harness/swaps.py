@@ -3,6 +3,9 @@
 * ``GP-UCB-intersection``: Optuna's ``GPSampler``'s conditional spaces: only the parameters
   every completed trial has are modelled, a branch's own ones go to the independent sampler.
 * ``GP-UCB-prior1``: ``GPSampler``'s lengthscale prior centre (``l = 1``) on our model.
+* ``GP-UCB-centre0.5``, ``GP-UCB-centre1``, ``GP-UCB-centre-evidence``: a lengthscale prior
+  centre that follows the data (a shared offset of every ``log l_i``, or the better fit of
+  the two centres).
 * ``GP-UCB-logEI``: ``GPSampler``'s acquisition, the log of expected improvement over the best
   observed value (Ament et al. 2023), on our model: the same posterior, maximiser and
   start-up design, the width of UCB replaced by EI's trade-off.
@@ -12,7 +15,9 @@ Benchmark-only: nothing of the package depends on this module.
 
 from __future__ import annotations
 
+import contextlib
 import math
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -63,6 +68,20 @@ class LogEI:
         return math.log(sd) + float(lh[0]), grad
 
 
+@contextlib.contextmanager
+def _fit_swapped(name: str, value: Any) -> Iterator[None]:
+    """``optuna_gpbandit.gp.fit.<name>`` replaced by ``value`` for the block: process-wide, so
+    one study per process (the harness's runs), not studies in threads of one process."""
+    from optuna_gpbandit.gp import fit
+
+    original = getattr(fit, name)
+    setattr(fit, name, value)
+    try:
+        yield
+    finally:
+        setattr(fit, name, original)
+
+
 class IntersectionGPUCB(GPUCBSampler):
     """GP-UCB modelling only the parameters every completed trial has, as Optuna's
     ``GPSampler`` does; a branch's own parameters go to the independent sampler."""
@@ -91,14 +110,8 @@ class UnitPriorGPUCB(GPUCBSampler):
 
     def sample_relative(self, study: optuna.Study, trial: Any,
                         search_space: dict[str, Any]) -> dict[str, Any]:
-        from optuna_gpbandit.gp import fit
-
-        original = fit.default_log_lengthscale
-        fit.default_log_lengthscale = lambda d: 0.0
-        try:
+        with _fit_swapped("default_log_lengthscale", lambda d: 0.0):
             return super().sample_relative(study, trial, search_space)
-        finally:
-            fit.default_log_lengthscale = original
 
 
 class SharedCentreGPUCB(GPUCBSampler):
@@ -114,14 +127,8 @@ class SharedCentreGPUCB(GPUCBSampler):
 
     def sample_relative(self, study: optuna.Study, trial: Any,
                         search_space: dict[str, Any]) -> dict[str, Any]:
-        from optuna_gpbandit.gp import fit
-
-        original = fit._CENTRE_SD
-        fit._CENTRE_SD = self._centre_sd
-        try:
+        with _fit_swapped("_CENTRE_SD", self._centre_sd):
             return super().sample_relative(study, trial, search_space)
-        finally:
-            fit._CENTRE_SD = original
 
 
 class EvidenceCentreGPUCB(GPUCBSampler):
@@ -132,11 +139,5 @@ class EvidenceCentreGPUCB(GPUCBSampler):
 
     def sample_relative(self, study: optuna.Study, trial: Any,
                         search_space: dict[str, Any]) -> dict[str, Any]:
-        from optuna_gpbandit.gp import fit
-
-        original = fit._OTHER_CENTRES
-        fit._OTHER_CENTRES = (0.0,)
-        try:
+        with _fit_swapped("_OTHER_CENTRES", (0.0,)):
             return super().sample_relative(study, trial, search_space)
-        finally:
-            fit._OTHER_CENTRES = original
