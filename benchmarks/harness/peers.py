@@ -221,7 +221,9 @@ class SMACSampler(_IntersectionPeer):
     with its own ``TrialInfo``, any other (the first trial, whose space is not known yet) as a
     configuration of SMAC's space. Space, first trial, non-finite values and the rebuild when
     the space changes as :class:`HEBOSampler`. Stepped ints and categoricals are SMAC integers
-    over their indices; SMAC's output directory is a temporary one per study.
+    over their indices; SMAC's output directory is a temporary one per study. A space SMAC has
+    evaluated whole (a model choice's intersection, one categorical of three) makes SMAC raise
+    at its next ask; the independent sampler draws the trials from then on.
     """
 
     def __init__(self, *, seed: int | None = None, n_trials: int = 100,
@@ -237,6 +239,7 @@ class SMACSampler(_IntersectionPeer):
         self._seen: set[int] = set()
         self._worst: float | None = None
         self._tmp: Any = None
+        self._exhausted = False
 
     def _build(self, space: dict[str, BaseDistribution]) -> None:
         import tempfile
@@ -262,7 +265,7 @@ class SMACSampler(_IntersectionPeer):
                   else BlackBoxFacade)
         self._smac = facade(scenario, lambda config, seed=0: 0.0, overwrite=True,
                             logging_level=40)
-        self._cs, self._asked, self._seen = cs, {}, set()
+        self._cs, self._asked, self._seen, self._exhausted = cs, {}, set(), False
 
     def sample_relative(self, study: optuna.Study, trial: FrozenTrial,
                         search_space: dict[str, BaseDistribution]) -> dict[str, Any]:
@@ -284,7 +287,18 @@ class SMACSampler(_IntersectionPeer):
             self._smac.tell(info, TrialValue(cost=y), save=False)
             self._worst = y if self._worst is None else max(self._worst, y)
             self._seen.add(t.number)
-        info = self._smac.ask()
+        from smac.main.exceptions import ConfigurationSpaceExhaustedException
+
+        if self._exhausted:
+            return {}
+        try:
+            info = self._smac.ask()
+        except ConfigurationSpaceExhaustedException:
+            # every configuration of the modelled space (the intersection: e.g. one categorical
+            # of three choices) was evaluated, and SMAC's generator is spent: from now on (or
+            # until the space changes) the independent sampler draws the trials
+            self._exhausted = True
+            return {}
         self._asked[trial.number] = info
         config = info.config
         return {k: _from_smac(d, config[k]) for k, d in search_space.items()}
