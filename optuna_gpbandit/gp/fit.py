@@ -11,7 +11,10 @@ Priors (on standardised targets, encoded unit-cube inputs) [design choice, docum
 * ``log l_i ~ N(log(0.25 sqrt(d)), 1)``: lengthscales of order a quarter of the distance between
   random points in the unit cube, which grows with sqrt(d). (The earlier centre 0.5 sqrt(d) let
   the fit call two of Hartmann-6's six parameters irrelevant and GP-UCB stall in a local
-  minimum; docs/benchmarks.md, "The lengthscale prior's centre");
+  minimum; docs/benchmarks.md, "The lengthscale prior's centre"). Two private switches, off by
+  default, let the benchmarks' swaps try a centre that follows the data (``_CENTRE_SD``,
+  ``_OTHER_CENTRES``; measured and not taken: docs/lab-notes.md, "A prior centre that follows
+  the data");
 * ``log scale ~ N(0, 1)``: the standardised targets have unit variance;
 * ``noise_var ~ Gamma(1.1, 30)``: favours small noise (most tuning objectives are nearly
   deterministic) while allowing any level the data demand;
