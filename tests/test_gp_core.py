@@ -570,16 +570,22 @@ def _nlp(theta_free, free, theta_all, X, y, is_cat, kind, m, warp_cols=None):
     return _neg_log_posterior(theta_free, free, theta_all, X, D, y, is_cat, kind, m, warp_cols)
 
 
+def _nlp_data(seed: int, n: int):
+    """A generator, ``n`` mixed rows, their categorical mask, normal targets and the prior
+    centre of their dimension."""
+    rng = np.random.default_rng(seed)
+    X, is_cat = mixed_data(rng, n)
+    y = rng.normal(size=n)
+    return rng, X, is_cat, y, default_log_lengthscale(X.shape[1])
+
+
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize(
     "free_mask", [None, [True, False, True, False, True], [False, False, False, True, False]]
 )
 def test_neg_log_posterior_gradient(kind, free_mask):
-    rng = np.random.default_rng(70)
-    X, is_cat = mixed_data(rng, 18)
+    rng, X, is_cat, y, m = _nlp_data(70, 18)
     d = X.shape[1]
-    y = rng.normal(size=18)
-    m = default_log_lengthscale(d)
     free = np.ones(d + 2, dtype=bool) if free_mask is None else np.array(free_mask)
     for _ in range(4):
         theta_all = np.concatenate(
@@ -672,11 +678,8 @@ def test_neg_log_posterior_shared_centre(monkeypatch, centre_sd):
     # against finite differences.
     from optuna_gpbandit.gp import fit
 
-    rng = np.random.default_rng(73)
-    X, is_cat = mixed_data(rng, 14)
+    rng, X, is_cat, y, m = _nlp_data(73, 14)
     d = X.shape[1]
-    y = rng.normal(size=14)
-    m = default_log_lengthscale(d)
     theta = np.concatenate([rng.uniform(-1.5, 0.5, d), [0.2], [-3.0]])
     free = np.ones(d + 2, dtype=bool)
     kind = "matern52"
