@@ -41,6 +41,8 @@ _NOISE_SHAPE, _NOISE_RATE = 1.1, 30.0
 _BOUNDS_LOG_WARP = (np.log(0.1), np.log(10.0))
 _WARP_PRIOR_SD = 0.75
 _WARP_EVIDENCE = 0.5
+"""A warp is kept when it raises the log posterior by more than ``_WARP_EVIDENCE * k * log n``
+(``k`` warp parameters, ``n`` points): 0.5 is the Bayesian information criterion's penalty."""
 _CENTRE_SD = 0.0
 """Standard deviation of a shared offset of every ``log l_i`` from the prior centre (a
 hierarchical centre, ``log l_i = c + e_i``, ``c ~ N(centre, s^2)``, ``e_i ~ N(0, 1)``,
@@ -50,8 +52,6 @@ _OTHER_CENTRES: tuple[float, ...] = ()
 """Other prior centres of ``log l`` (absolute) whose fits compete with the default centre's:
 the fit with the largest log posterior wins (the centre chosen by the evidence of each fit).
 Empty: the default centre only."""
-"""A warp is kept when it raises the log posterior by more than ``_WARP_EVIDENCE * k * log n``
-(``k`` warp parameters, ``n`` points): 0.5 is the Bayesian information criterion's penalty."""
 
 
 def _neg_log_posterior(
