@@ -605,12 +605,9 @@ def test_neg_log_posterior_gradient(kind, free_mask):
 def test_neg_log_posterior_gradient_with_input_warping(kind):
     # The warp's (log a, log b) of each numeric column are free with the other hyperparameters;
     # an inactive code (-0.5, outside [0, 1]) passes unwarped.
-    rng = np.random.default_rng(72)
-    X, is_cat = mixed_data(rng, 16)
+    rng, X, is_cat, y, m = _nlp_data(72, 16)
     X[:3, 0] = -0.5
     d = X.shape[1]
-    y = rng.normal(size=16)
-    m = default_log_lengthscale(d)
     warp_cols = ~is_cat
     free = np.concatenate([np.ones(d + 2, dtype=bool), warp_cols, warp_cols])
     for _ in range(4):
@@ -636,11 +633,8 @@ def test_neg_log_posterior_gradient_with_input_warping(kind):
 def test_neg_log_posterior_value(kind):
     # -log p(y | theta) - log prior(theta), computed with the posterior's kernel (ref_kernel), so
     # the fit and the posterior agree on the kernel (including the categorical Hamming term).
-    rng = np.random.default_rng(71)
-    X, is_cat = mixed_data(rng, 15)
+    _, X, is_cat, y, m = _nlp_data(71, 15)
     d = X.shape[1]
-    y = rng.normal(size=15)
-    m = default_log_lengthscale(d)
     log_l, log_s, log_n = np.log([0.3, 0.9, 0.5]), np.log(1.4), np.log(0.02)
     theta = np.concatenate([log_l, [log_s, log_n]])
     free = np.ones(d + 2, dtype=bool)

@@ -272,12 +272,15 @@ class SMACSampler(_IntersectionPeer):
         if not search_space:
             return {}
         from ConfigSpace import Configuration
+        from smac.main.exceptions import ConfigurationSpaceExhaustedException
         from smac.runhistory.dataclasses import TrialInfo, TrialValue
 
         key = tuple(sorted((k, repr(d)) for k, d in search_space.items()))
         if key != self._space_key:
             self._space_key = key
             self._build(search_space)
+        if self._exhausted:  # SMAC is done with this space (below): nothing to tell it
+            return {}
         done = _new_finished(study, self._seen, search_space)
         for t, y in zip(done, _minimised(study, done, self._worst)):
             info = self._asked.pop(t.number, None)
@@ -287,10 +290,6 @@ class SMACSampler(_IntersectionPeer):
             self._smac.tell(info, TrialValue(cost=y), save=False)
             self._worst = y if self._worst is None else max(self._worst, y)
             self._seen.add(t.number)
-        from smac.main.exceptions import ConfigurationSpaceExhaustedException
-
-        if self._exhausted:
-            return {}
         try:
             info = self._smac.ask()
         except ConfigurationSpaceExhaustedException:

@@ -222,9 +222,10 @@ def fit_hyperparameters(
         warm = np.clip(warm, bounds[:, 0], bounds[:, 1])
     X = np.asarray(X, dtype=float)
 
-    def fit(free_: np.ndarray, starts: list[np.ndarray],
-            centre: float = mean_log_l) -> tuple[np.ndarray, float]:
-        """The best MAP optimum over ``starts`` (full ``theta`` vectors) with ``free_`` free."""
+    def fit(free_: np.ndarray, starts: list[np.ndarray], centre: float
+            ) -> tuple[np.ndarray, float]:
+        """The best MAP optimum over ``starts`` (full ``theta`` vectors) with ``free_`` free,
+        under the lengthscale prior centred on ``centre``."""
         cols = warp_cols & free_[d + 2 : 2 * d + 2]
         D = None if cols.any() else per_dim_sq_diff(X, is_categorical)
         best_theta, best_val = starts[0], np.inf
@@ -253,7 +254,7 @@ def fit_hyperparameters(
         w = warm.copy()
         w[d + 2 :] = 0.0
         starts = [theta0, w] if restart else [w]
-    theta, value = fit(plain, starts)
+    theta, value = fit(plain, starts, mean_log_l)
     if free[:d].all():
         for centre in _OTHER_CENTRES:  # the centre with the better fit wins
             start = theta0.copy()
