@@ -37,6 +37,7 @@ class Acquisition(Protocol):
 
 
 _EDGE = 1e-12  # encoded units: a value this far outside the box still counts as inside
+_INACTIVE_BELOW = 0.25  # encoded values below -this are a branch's inactive code, not a value
 
 
 @dataclass(frozen=True)
@@ -48,8 +49,11 @@ class Box:
     side: float  # the replayed L
 
     def admits(self, i: int | np.ndarray, values: np.ndarray) -> np.ndarray:
-        """Mask of ``values`` of column(s) ``i`` inside the box (up to rounding)."""
-        return (values >= self.lo[i] - _EDGE) & (values <= self.hi[i] + _EDGE)
+        """Mask of ``values`` of column(s) ``i`` inside the box (up to rounding); a column's
+        inactive code (negative: active values are encoded in ``[0, 1]``) is admitted, as the
+        point's branch does not have the parameter."""
+        return (values < -_INACTIVE_BELOW) | (
+            (values >= self.lo[i] - _EDGE) & (values <= self.hi[i] + _EDGE))
 
     def contains(self, X: np.ndarray, numeric: np.ndarray) -> np.ndarray:
         """Mask of the rows of ``X`` whose ``numeric`` columns are all inside the box."""

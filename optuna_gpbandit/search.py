@@ -27,6 +27,10 @@ from optuna_gpbandit._repeats import SAME_POINT_TOL
 from optuna_gpbandit._space import EncodedSpace
 
 
+_IN_BRANCHES = False
+"""Private switch (benchmark swaps): the trust region also in spaces with branches."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class TrustRegion:
     """The trust region of :class:`~optuna_gpbandit.AcquisitionSearch` (``trust_region=``).
@@ -113,8 +117,11 @@ class TrustRegion:
         ls = np.asarray(lengthscales, dtype=float)[numeric]
         w[numeric] = ls / math.exp(float(np.mean(np.log(ls))))
         half = 0.5 * L * w
-        lo = np.where(numeric, np.clip(centre - half, 0.0, 1.0), 0.0)
-        hi = np.where(numeric, np.clip(centre + half, 0.0, 1.0), 1.0)
+        # A parameter the best point's branch does not have (its inactive code, negative) is
+        # not bounded: the best point says nothing about it.
+        bounded = numeric & (centre >= 0.0)
+        lo = np.where(bounded, np.clip(centre - half, 0.0, 1.0), 0.0)
+        hi = np.where(bounded, np.clip(centre + half, 0.0, 1.0), 1.0)
         return Box(lo, hi, L)
 
 
@@ -185,7 +192,8 @@ class AcquisitionSearch:
         in force (``min_dim`` numeric parameters or more, no branches), the one place that
         decides both the box the maximiser stays in and the centre start."""
         region = self.trust_region
-        if region is None or (not space.conditional and region.applies(~space.is_categorical)):
+        if region is None or ((_IN_BRANCHES or not space.conditional)
+                              and region.applies(~space.is_categorical)):
             return self
         return dataclasses.replace(self, trust_region=None)
 
