@@ -71,8 +71,8 @@ def startup_stage(space: Any, history: History, number: int, seed: int, n_startu
     fewer than ``n_startup`` trials completed (in the history since ``start`` only where the
     reset asks for a ``fresh`` design), then for a branch tried fewer than
     :data:`BRANCH_STARTUP` times (:func:`branch_startup_point`). With ``centre`` (where the
-    trust region is in force: :meth:`~optuna_gpbandit.search.AcquisitionSearch.for_space`,
-    never in a space with branches), the design's first point is the centre (:func:`centre_point`) until a
+    trust region is in force: :meth:`~optuna_gpbandit.search.AcquisitionSearch.for_space`),
+    the design's first point is the centre (:func:`centre_point`) until a
     trial of the history holds it; not while an earlier-numbered trial that may take it is
     still choosing (parallel workers: one centre, not one each)."""
     done = len(history.completed)

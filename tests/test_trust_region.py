@@ -8,6 +8,7 @@ import pytest
 from optuna.distributions import FloatDistribution
 
 from optuna_gpbandit import AcquisitionSearch, GPUCBSampler, TrustRegion, sampler_record
+from optuna_gpbandit._conditional import INACTIVE_NUMERIC
 from optuna_gpbandit._maximize import maximize_acquisition
 from optuna_gpbandit._space import EncodedSpace
 
@@ -140,9 +141,54 @@ def test_a_centre_the_user_enqueued_is_not_proposed_again():
     assert _centre_trials(study, 10) == [0]
 
 
-def test_start_at_centre_must_be_a_bool():
+def test_start_at_centre_and_in_branches_must_be_bools():
     with pytest.raises(ValueError, match="start_at_centre"):
         TrustRegion(start_at_centre="yes")
+    with pytest.raises(ValueError, match="in_branches"):
+        TrustRegion(in_branches=1)
+
+
+def test_a_parameter_the_best_points_branch_lacks_is_not_bounded():
+    X = np.array([[0.2, 0.3, INACTIVE_NUMERIC], [0.9, INACTIVE_NUMERIC, 0.6]])
+    y = np.array([1.0, 0.0])  # the best point lacks the third parameter
+    box = TrustRegion(min_dim=3, initial=0.2).box(X, y, np.arange(2), np.ones(3),
+                                                  np.ones(3, bool), 0)
+    assert box.lo[:2] == pytest.approx([0.1, 0.2]) and box.hi[:2] == pytest.approx([0.3, 0.4])
+    assert (box.lo[2], box.hi[2]) == (0.0, 1.0)
+    # a point of another branch holds the inactive code where the box bounds: admitted
+    assert box.contains(np.array([[0.25, INACTIVE_NUMERIC, 0.9]]), np.ones(3, bool))[0]
+    assert not box.contains(np.array([[0.5, INACTIVE_NUMERIC, 0.9]]), np.ones(3, bool))[0]
+
+
+def _two_branches(trial):
+    """14 numeric parameters over two branches (6 shared, 4 of each branch's own)."""
+    shared = [trial.suggest_float(f"s{i}", 0.0, 1.0) for i in range(6)]
+    branch = trial.suggest_categorical("branch", ["a", "b"])
+    own = [trial.suggest_float(f"{branch}{i}", 0.0, 1.0) for i in range(4)]
+    offset = 0.0 if branch == "a" else 0.3
+    return float(np.sum((np.array(shared) - 0.35) ** 2) + np.sum((np.array(own) - 0.6) ** 2)
+                 + offset)
+
+
+def test_with_branches_each_model_trial_is_in_the_box_on_the_parameters_it_shares():
+    study = optuna.create_study(sampler=GPUCBSampler(seed=1))
+    study.optimize(_two_branches, n_trials=32)
+    model_trials = [t for t in study.trials if sampler_record(t) is not None]
+    assert len(model_trials) >= 8
+    for t in model_trials:
+        rec = sampler_record(t)
+        best = min((u for u in study.trials if u.number < t.number), key=lambda u: u.value)
+        names = rec["names"]
+        numeric = np.array([n != "branch" for n in names])
+        ls = np.array(rec["gp"]["lengthscales"])[numeric]
+        half = 0.5 * rec["trust_region"] * ls / np.exp(np.mean(np.log(ls)))
+        for name, h in zip([n for n in names if n != "branch"], half):
+            if name in t.params and name in best.params:
+                assert abs(t.params[name] - best.params[name]) <= h + 1e-9
+    off = optuna.create_study(sampler=GPUCBSampler(
+        seed=1, search=AcquisitionSearch(trust_region=TrustRegion(in_branches=False))))
+    off.optimize(_two_branches, n_trials=24)
+    assert "trust_region" not in sampler_record(off.trials[-1])
 
 
 def test_of_two_workers_choosing_at_once_only_the_earlier_trial_takes_the_centre():

@@ -6,9 +6,6 @@
 * ``GP-UCB-centre0.5``, ``GP-UCB-centre1``, ``GP-UCB-centre-evidence``: a lengthscale prior
   centre that follows the data (a shared offset of every ``log l_i``, or the better fit of
   the two centres).
-* ``GP-UCB-tr-branches``: the trust region (as in spaces of 10 numeric parameters or more
-  without branches) also where the space has branches, TuRBO's local search against the
-  union's wide confidence width.
 * ``GP-UCB-logEI``: ``GPSampler``'s acquisition, the log of expected improvement over the best
   observed value (Ament et al. 2023), on our model: the same posterior, maximiser and
   start-up design, the width of UCB replaced by EI's trade-off.
@@ -72,22 +69,17 @@ class LogEI:
 
 
 @contextlib.contextmanager
-def _swapped(module: Any, name: str, value: Any) -> Iterator[None]:
-    """``module.<name>`` replaced by ``value`` for the block: process-wide, so one study per
-    process (the harness's runs), not studies in threads of one process."""
-    original = getattr(module, name)
-    setattr(module, name, value)
+def _fit_swapped(name: str, value: Any) -> Iterator[None]:
+    """``optuna_gpbandit.gp.fit.<name>`` replaced by ``value`` for the block: process-wide, so
+    one study per process (the harness's runs), not studies in threads of one process."""
+    from optuna_gpbandit.gp import fit
+
+    original = getattr(fit, name)
+    setattr(fit, name, value)
     try:
         yield
     finally:
-        setattr(module, name, original)
-
-
-def _fit_swapped(name: str, value: Any) -> contextlib.AbstractContextManager[None]:
-    """``optuna_gpbandit.gp.fit.<name>`` replaced by ``value`` for the block (:func:`_swapped`)."""
-    from optuna_gpbandit.gp import fit
-
-    return _swapped(fit, name, value)
+        setattr(fit, name, original)
 
 
 class IntersectionGPUCB(GPUCBSampler):
@@ -148,17 +140,4 @@ class EvidenceCentreGPUCB(GPUCBSampler):
     def sample_relative(self, study: optuna.Study, trial: Any,
                         search_space: dict[str, Any]) -> dict[str, Any]:
         with _fit_swapped("_OTHER_CENTRES", (0.0,)):
-            return super().sample_relative(study, trial, search_space)
-
-
-class BranchTrustGPUCB(GPUCBSampler):
-    """GP-UCB whose trust region (from 10 numeric parameters) also acts in spaces with branches:
-    the box around the best trial bounds the parameters its branch has, the others are free.
-    Swapped in the search's module for one ``sample_relative``, as :class:`UnitPriorGPUCB`."""
-
-    def sample_relative(self, study: optuna.Study, trial: Any,
-                        search_space: dict[str, Any]) -> dict[str, Any]:
-        from optuna_gpbandit import search
-
-        with _swapped(search, "_IN_BRANCHES", True):
             return super().sample_relative(study, trial, search_space)
