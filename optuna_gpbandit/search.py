@@ -49,8 +49,8 @@ class TrustRegion:
         default ``True``): ``min_dim`` then counts the numeric parameters of all branches,
         and the box bounds the parameters the best trial's branch has, the others' ranges
         whole. In xgboost's space (14 parameters over three boosters, 10 numeric) the
-        global acquisition put 47 % of the model-chosen coordinates on a bound of their
-        range (TPE 7 %, the box 26 %), and TPE found better boosters (docs/benchmarks.md,
+        global acquisition put 55 % of the model-chosen coordinates on a bound of their
+        range (TPE 6 %, the box 31 %), and TPE found better boosters (docs/benchmarks.md,
         "The trust region in spaces with branches"). ``False``: the whole space wherever
         the space has branches (the version before).
     start_at_centre
