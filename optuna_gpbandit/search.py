@@ -27,9 +27,6 @@ from optuna_gpbandit._repeats import SAME_POINT_TOL
 from optuna_gpbandit._space import EncodedSpace
 
 
-_BRANCH_CENTRES = False
-
-
 @dataclass(frozen=True, kw_only=True)
 class TrustRegion:
     """The trust region of :class:`~optuna_gpbandit.AcquisitionSearch` (``trust_region=``).
@@ -130,13 +127,6 @@ class TrustRegion:
         # A parameter the best point's branch does not have (its inactive code, negative) is
         # not bounded: the best point says nothing about it.
         bounded = numeric & (centre >= 0.0)
-        if _BRANCH_CENTRES:  # (private switch: centred on the best trial that has it)
-            centre = centre.copy()
-            for c in np.flatnonzero(numeric & ~bounded):
-                has = X[:, c] >= 0.0
-                if has.any():
-                    centre[c] = X[has][int(np.argmax(y[has])), c]
-                    bounded[c] = True
         lo = np.where(bounded, np.clip(centre - half, 0.0, 1.0), 0.0)
         hi = np.where(bounded, np.clip(centre + half, 0.0, 1.0), 1.0)
         return Box(lo, hi, L)

@@ -50,8 +50,8 @@ import optuna_gpbandit
 from optuna_gpbandit import GPModel, GPTSSampler, GPUCBSampler, IGPUCBSampler
 
 from .peers import BUDGETED, PEERS
-from .swaps import (BranchCentresGPUCB, EvidenceCentreGPUCB, IntersectionGPUCB, LogEIGPUCB,
-                    SharedCentreGPUCB, UnitPriorGPUCB)
+from .swaps import (EvidenceCentreGPUCB, IntersectionGPUCB, LogEIGPUCB, SharedCentreGPUCB,
+                    UnitPriorGPUCB)
 
 SAMPLERS: dict[str, Callable[..., optuna.samplers.BaseSampler]] = {
     "GP-UCB": lambda seed: GPUCBSampler(seed=seed),
@@ -75,8 +75,6 @@ SAMPLERS: dict[str, Callable[..., optuna.samplers.BaseSampler]] = {
     "GP-UCB-centre1": lambda seed: SharedCentreGPUCB(seed=seed, centre_sd=1.0),
     # the centre chosen between ours and l = 1 by the log posterior of each fit
     "GP-UCB-centre-evidence": lambda seed: EvidenceCentreGPUCB(seed=seed),
-    # the trust region bounds each branch's own parameters around that branch's best trial
-    "GP-UCB-branch-centres": lambda seed: BranchCentresGPUCB(seed=seed),
     **PEERS,
 }
 OURS = ["GP-UCB", "IGP-UCB", "GP-TS"]

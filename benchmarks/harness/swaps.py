@@ -69,22 +69,17 @@ class LogEI:
 
 
 @contextlib.contextmanager
-def _swapped(module: Any, name: str, value: Any) -> Iterator[None]:
-    """``module.<name>`` replaced by ``value`` for the block: process-wide, so one study per
-    process (the harness's runs), not studies in threads of one process."""
-    original = getattr(module, name)
-    setattr(module, name, value)
+def _fit_swapped(name: str, value: Any) -> Iterator[None]:
+    """``optuna_gpbandit.gp.fit.<name>`` replaced by ``value`` for the block: process-wide, so
+    one study per process (the harness's runs), not studies in threads of one process."""
+    from optuna_gpbandit.gp import fit
+
+    original = getattr(fit, name)
+    setattr(fit, name, value)
     try:
         yield
     finally:
-        setattr(module, name, original)
-
-
-def _fit_swapped(name: str, value: Any) -> contextlib.AbstractContextManager[None]:
-    """``optuna_gpbandit.gp.fit.<name>`` replaced by ``value`` for the block (:func:`_swapped`)."""
-    from optuna_gpbandit.gp import fit
-
-    return _swapped(fit, name, value)
+        setattr(fit, name, original)
 
 
 class IntersectionGPUCB(GPUCBSampler):
@@ -145,17 +140,4 @@ class EvidenceCentreGPUCB(GPUCBSampler):
     def sample_relative(self, study: optuna.Study, trial: Any,
                         search_space: dict[str, Any]) -> dict[str, Any]:
         with _fit_swapped("_OTHER_CENTRES", (0.0,)):
-            return super().sample_relative(study, trial, search_space)
-
-
-class BranchCentresGPUCB(GPUCBSampler):
-    """GP-UCB whose trust region, in a space with branches, bounds a parameter the best
-    trial's branch lacks around the best trial that has it (instead of leaving its range
-    whole). Swapped in the search's module for one ``sample_relative``."""
-
-    def sample_relative(self, study: optuna.Study, trial: Any,
-                        search_space: dict[str, Any]) -> dict[str, Any]:
-        from optuna_gpbandit import search
-
-        with _swapped(search, "_BRANCH_CENTRES", True):
             return super().sample_relative(study, trial, search_space)
