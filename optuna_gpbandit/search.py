@@ -57,8 +57,9 @@ class TrustRegion:
         Where the region applies, the start-up design's first point is the centre of the box
         (default ``True``): every numeric parameter at the midpoint of its range (of its
         logarithm on a log scale; the middle valid value of a discrete one), the categorical
-        ones as the design draws them. In many dimensions every quasi-random point is far from
-        any interior optimum (each coordinate is off by a third of the range on average); the
+        ones as the design draws them (with branches: the centre of the branch the draw
+        picks, so at most one centre per branch). In many dimensions every quasi-random point
+        is far from any interior optimum (each coordinate is off by a third of the range on average); the
         centre is the one point near all of them. ``False``: the quasi-random design only (the
         version before).
     """

@@ -170,6 +170,19 @@ def _two_branches(trial):
                  + offset)
 
 
+def test_with_branches_the_design_starts_at_each_branch_centre_at_most_once():
+    study = optuna.create_study(sampler=GPUCBSampler(seed=1))
+    study.optimize(_two_branches, n_trials=12)
+    centres = [t.params["branch"] for t in study.trials
+               if all(v == pytest.approx(0.5) for k, v in t.params.items() if k != "branch")]
+    assert 1 <= len(centres) == len(set(centres))
+    off = optuna.create_study(sampler=GPUCBSampler(
+        seed=1, search=AcquisitionSearch(trust_region=TrustRegion(in_branches=False))))
+    off.optimize(_two_branches, n_trials=12)
+    assert not [t for t in off.trials
+                if all(v == pytest.approx(0.5) for k, v in t.params.items() if k != "branch")]
+
+
 def test_with_branches_each_model_trial_is_in_the_box_on_the_parameters_it_shares():
     study = optuna.create_study(sampler=GPUCBSampler(seed=1))
     study.optimize(_two_branches, n_trials=32)
