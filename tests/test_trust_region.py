@@ -141,6 +141,26 @@ def test_a_centre_the_user_enqueued_is_not_proposed_again():
     assert _centre_trials(study, 10) == [0]
 
 
+def _six(trial, integer=False):
+    xs = [trial.suggest_float(f"x{i}", 0.0, 1.0) for i in range(5)]
+    xs.append(trial.suggest_int("k", 0, 10) / 10 if integer else trial.suggest_float("k", 0.0, 1.0))
+    return float(np.sum((np.array(xs) - 0.3) ** 2))
+
+
+@pytest.mark.parametrize("search, integer, boxed", [
+    (AcquisitionSearch(), False, True),  # 6 continuous parameters: from min_dim_continuous (5)
+    (AcquisitionSearch(), True, False),  # one integer among them: from min_dim (10)
+    (AcquisitionSearch(trust_region=TrustRegion(min_dim_continuous=None)), False, False),
+    (AcquisitionSearch(trust_region=TrustRegion(min_dim_continuous=7)), False, False),
+])
+def test_in_a_continuous_space_the_region_applies_from_min_dim_continuous(search, integer, boxed):
+    study = optuna.create_study(sampler=GPUCBSampler(seed=2, search=search))
+    study.optimize(lambda t: _six(t, integer), n_trials=10)
+    assert ("trust_region" in sampler_record(study.trials[-1])) is boxed
+    with pytest.raises(ValueError, match="min_dim_continuous"):
+        TrustRegion(min_dim_continuous=0)
+
+
 def test_start_at_centre_and_in_branches_must_be_bools():
     with pytest.raises(ValueError, match="start_at_centre"):
         TrustRegion(start_at_centre="yes")
