@@ -69,9 +69,9 @@ class TrustRegion:
         logarithm on a log scale; the middle valid value of a discrete one), the categorical
         ones as the design draws them (with branches: the centre of the branch the draw
         picks, so at most one centre per branch). In many dimensions every quasi-random point
-        is far from any interior optimum (each coordinate is off by a third of the range on average); the
-        centre is the one point near all of them. ``False``: the quasi-random design only (the
-        version before).
+        is far from any interior optimum (each coordinate is off by a third of the range on
+        average); the centre is the one point near all of them. ``False``: the quasi-random
+        design only (the version before).
     """
 
     min_dim: int = 10
@@ -166,8 +166,7 @@ class AcquisitionSearch:
     trust_region
         Local exploration where the space is large: a :class:`TrustRegion` around the best
         trial (default ``TrustRegion()``: from 10 numeric parameters on, from 5 where all are
-        continuous), or ``None``: the
-        whole space always.
+        continuous), or ``None``: the whole space always.
     min_distance
         A proposal closer than this to a failed point, to any point of a deterministic
         objective, or to a point whose repeats gave identical values counts as asking it again
@@ -212,8 +211,8 @@ class AcquisitionSearch:
     def for_space(self, space: EncodedSpace) -> AcquisitionSearch:
         """These settings for one suggestion in ``space``: the trust region only where it is
         in force (``min_dim`` numeric parameters or more, ``min_dim_continuous`` in a space of
-        continuous parameters only; with branches only ``in_branches``),
-        the one place that decides both the box the maximiser stays in and the centre start."""
+        continuous parameters only; with branches only ``in_branches``), the one place that
+        decides both the box the maximiser stays in and the centre start."""
         region = self.trust_region
         if region is None:
             return self

@@ -143,7 +143,8 @@ def test_a_centre_the_user_enqueued_is_not_proposed_again():
 
 def _six(trial, integer=False):
     xs = [trial.suggest_float(f"x{i}", 0.0, 1.0) for i in range(5)]
-    xs.append(trial.suggest_int("k", 0, 10) / 10 if integer else trial.suggest_float("k", 0.0, 1.0))
+    xs.append(trial.suggest_int("k", 0, 10) / 10 if integer
+              else trial.suggest_float("k", 0.0, 1.0))
     return float(np.sum((np.array(xs) - 0.3) ** 2))
 
 
