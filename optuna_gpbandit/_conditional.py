@@ -48,6 +48,12 @@ INACTIVE_CATEGORY = -1.0
 _ACTIVE_ABOVE = -0.25  # encoded values above this are active ones
 
 
+def is_active(values: np.ndarray) -> np.ndarray:
+    """Mask of encoded ``values`` that are a parameter's value, not a branch's inactive code
+    (:data:`INACTIVE_NUMERIC`, :data:`INACTIVE_CATEGORY`)."""
+    return np.asarray(values) > _ACTIVE_ABOVE
+
+
 def union_search_space(trials: Sequence[FrozenTrial]) -> dict[str, BaseDistribution]:
     """Every parameter of the given (COMPLETE) trials whose distribution is the same in all of
     them and not single-valued, sorted by name (as Optuna's intersection search space)."""
@@ -168,13 +174,13 @@ class ConditionalSpace(EncodedSpace):
     def decode(self, x: np.ndarray) -> dict[str, Any]:
         """The parameters of ``x``'s branch (inactive ones are left to the objective)."""
         return {n: c.decode(x[i]) for i, (n, c) in enumerate(zip(self.names, self.columns))
-                if x[i] > _ACTIVE_ABOVE}
+                if is_active(x[i])}
 
     # ------------------------------------------------------------------ branches of points
     def branch_of(self, X: np.ndarray) -> np.ndarray:
         """Index of each row's branch: the one with the same active columns (else the one
         whose active columns differ in the fewest)."""
-        active = np.atleast_2d(X) > _ACTIVE_ABOVE
+        active = is_active(np.atleast_2d(X))
         mismatch = (active[:, None, :] != self._actives[None, :, :]).sum(axis=2)
         return np.argmin(mismatch, axis=1)
 

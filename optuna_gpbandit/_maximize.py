@@ -22,6 +22,7 @@ from typing import Callable, Protocol
 
 import numpy as np
 
+from optuna_gpbandit._conditional import is_active
 from optuna_gpbandit._repeats import SAME_POINT_TOL
 from optuna_gpbandit._space import RELAX_THRESHOLD, EncodedSpace
 from optuna_gpbandit.acquisition.thompson import argmax_random_tie
@@ -37,7 +38,6 @@ class Acquisition(Protocol):
 
 
 _EDGE = 1e-12  # encoded units: a value this far outside the box still counts as inside
-_INACTIVE_BELOW = 0.25  # encoded values below -this are a branch's inactive code, not a value
 
 
 @dataclass(frozen=True)
@@ -50,9 +50,8 @@ class Box:
 
     def admits(self, i: int | np.ndarray, values: np.ndarray) -> np.ndarray:
         """Mask of ``values`` of column(s) ``i`` inside the box (up to rounding); a column's
-        inactive code (negative: active values are encoded in ``[0, 1]``) is admitted, as the
-        point's branch does not have the parameter."""
-        return (values < -_INACTIVE_BELOW) | (
+        inactive code is admitted, as the point's branch does not have the parameter."""
+        return ~is_active(values) | (
             (values >= self.lo[i] - _EDGE) & (values <= self.hi[i] + _EDGE))
 
     def contains(self, X: np.ndarray, numeric: np.ndarray) -> np.ndarray:

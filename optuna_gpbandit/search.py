@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from optuna_gpbandit._arguments import check_bool, check_int, check_number
+from optuna_gpbandit._conditional import is_active
 from optuna_gpbandit._maximize import (Acquisition, Box, Exclusion, maximize_acquisition)
 from optuna_gpbandit._repeats import SAME_POINT_TOL
 from optuna_gpbandit._space import EncodedSpace
@@ -138,9 +139,9 @@ class TrustRegion:
         ls = np.asarray(lengthscales, dtype=float)[numeric]
         w[numeric] = ls / math.exp(float(np.mean(np.log(ls))))
         half = 0.5 * L * w
-        # A parameter the best point's branch does not have (its inactive code, negative) is
-        # not bounded: the best point says nothing about it.
-        bounded = numeric & (centre >= 0.0)
+        # A parameter the best point's branch does not have (its inactive code) is not
+        # bounded: the best point says nothing about it.
+        bounded = numeric & is_active(centre)
         lo = np.where(bounded, np.clip(centre - half, 0.0, 1.0), 0.0)
         hi = np.where(bounded, np.clip(centre + half, 0.0, 1.0), 1.0)
         return Box(lo, hi, L)
