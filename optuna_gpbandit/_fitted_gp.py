@@ -180,15 +180,8 @@ def fit_gp(
 
     parsed = parse_state(previous, space)
     prev_params, prev_n_fit = parsed if parsed is not None else (None, 0)
-    masks = None
-    if model.branch_lengthscales and isinstance(space, ConditionalSpace) \
-            and len(space.branches) >= 2:
-        masks = np.array([b.active for b in space.branches], dtype=bool)
     if (
         prev_params is None
-        or (masks is None) != (prev_params.branch_masks is None)
-        or (masks is not None and (prev_params.branch_masks.shape != masks.shape
-                                   or np.any(prev_params.branch_masks != masks)))
         or prev_params.kernel != model.kernel
         or (prev_params.warp is not None) != model.warps_inputs
         or _needs_refit(n, prev_n_fit, model.refit_growth)
@@ -205,7 +198,7 @@ def fit_gp(
             fixed_lengthscales=fixed_l, fixed_scale=model.kernel_scale,
             fixed_noise_var=noise, warm_start=prev_params,
             restart=_restart_fit(n, None if parsed is None else prev_n_fit),
-            prior_dim=space.prior_dim, input_warping=model.warps_inputs, branch_masks=masks,
+            prior_dim=space.prior_dim, input_warping=model.warps_inputs,
         )
         n_fit, refitted = n, True
     else:  # reuse the last fit; fixed values always win over stored ones
@@ -214,7 +207,7 @@ def fit_gp(
             prev_params.lengthscales if fixed_l is None else fixed_l.copy(),
             prev_params.scale if model.kernel_scale is None else model.kernel_scale,
             prev_params.noise_var if noise is None else noise,
-            prev_params.warp, prev_params.branch_masks, prev_params.branch_offsets,
+            prev_params.warp,
         )
         n_fit, refitted = prev_n_fit, False
     return FittedGP(_posterior(obs, params, space, mean), n_fit, refitted)

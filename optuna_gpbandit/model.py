@@ -95,7 +95,6 @@ class GPModel:
     output_warping: bool = True
     input_warping: bool = True
     branch_levels: bool = True
-    branch_lengthscales: bool = False
     refit_growth: float = 0.05
     max_fit_points: int = 256
     max_posterior_points: int | None = 1500
@@ -122,8 +121,7 @@ class GPModel:
             v = getattr(self, name)
             if v is not None:
                 check_number(name, v, strict=True)
-        for name in ("standardize", "output_warping", "input_warping", "branch_levels",
-                     "branch_lengthscales"):
+        for name in ("standardize", "output_warping", "input_warping", "branch_levels"):
             check_bool(name, getattr(self, name))
         check_number("refit_growth", self.refit_growth)
         check_int("max_fit_points", self.max_fit_points, 2)

@@ -48,10 +48,6 @@ _CENTRE_SD = 0.0
 hierarchical centre, ``log l_i = c + e_i``, ``c ~ N(centre, s^2)``, ``e_i ~ N(0, 1)``,
 marginalised: ``log l ~ N(centre 1, I + s^2 1 1^T)``). 0: no shared offset (each lengthscale
 on its own)."""
-
-_BRANCH_OFFSET_SD = 1.0
-"""Prior standard deviation of a branch's log-lengthscale offset from the shared one."""
-_BOUNDS_OFFSET = (-3.0, 3.0)
 _OTHER_CENTRES: tuple[float, ...] = ()
 """Other prior centres of ``log l`` (absolute) whose fits compete with the default centre's:
 the fit with the largest log posterior wins (the centre chosen by the evidence of each fit).
@@ -69,8 +65,6 @@ def _neg_log_posterior(
     kind: str,
     prior_mean_log_l: float,
     warp_cols: np.ndarray,
-    branch_rows: np.ndarray | None = None,
-    off_free: np.ndarray | None = None,
 ) -> tuple[float, np.ndarray]:
     """Negative log posterior and its gradient in the free entries of ``theta``.
 
@@ -88,30 +82,14 @@ def _neg_log_posterior(
     n = y.shape[0]
     warping = D is None
     if D is None:  # warping
-        ab = np.exp(theta[d + 2 : 3 * d + 2].reshape(2, d))
+        ab = np.exp(theta[d + 2 :].reshape(2, d))
         Xw, ga, gb = warp_with_grads(X, ab, warp_cols)
         D = per_dim_sq_diff(Xw, is_categorical)
 
-    branched = off_free is not None and branch_rows is not None
-    if branched:  # per-branch lengthscales (Paciorek-Schervish pairing of two rows' ones)
-        offs = np.zeros((off_free.shape[0] + 1, d))
-        offs[:-1][off_free] = theta[3 * d + 2 :]
-        A = theta[:d][None, :] + offs[branch_rows]  # each row's log lengthscales
-        la2 = np.exp(2.0 * A)
-        S = la2[:, None, :] + la2[None, :, :]
-        pair_w = 2.0 / S  # the pair's 1 / l_eff^2
-        rho = la2[:, None, :] / S
-        log_pref = 0.5 * np.sum(np.log(2.0) + A[:, None, :] + A[None, :, :] - np.log(S), axis=2)
-        r2 = np.einsum("jki,jki->jk", D, pair_w)
-        kern, dk_dr2 = profile_and_grad(kind, r2)
-        pref = scale * np.exp(log_pref)
-        kern *= pref
-        dk_dr2 *= pref
-    else:
-        r2 = D @ inv_l2
-        kern, dk_dr2 = profile_and_grad(kind, r2)
-        kern *= scale
-        dk_dr2 *= scale
+    r2 = D @ inv_l2
+    kern, dk_dr2 = profile_and_grad(kind, r2)
+    kern *= scale
+    dk_dr2 *= scale
     K = kern.copy()
     K[np.diag_indices(n)] += noise
     try:
@@ -128,31 +106,19 @@ def _neg_log_posterior(
     W = np.outer(alpha, alpha) - Kinv  # d nll/dK = -0.5 W
     M = W * dk_dr2  # d nll / d r2 = -0.5 M
     # dK/dlog l_i = dk/dr2 * (-2) * D_i / l_i^2
-    g_off = np.zeros(0)
-    if branched:
-        # d nll / d A_ji (row j's log lengthscale i; both rows of a pair by symmetry):
-        # -sum_k W_jk (k_jk (1/2 - rho_jki) - 2 dk/dr2_jk D_jki w_jki rho_jki)
-        gA = -(np.einsum("jk,jki->ji", W * kern, 0.5 - rho)
-               - 2.0 * np.einsum("jk,jki->ji", M, D * pair_w * rho))
-        g_l = gA.sum(axis=0)
-        per_branch = np.zeros((off_free.shape[0] + 1, d))
-        np.add.at(per_branch, branch_rows, gA)
-        g_off = per_branch[:-1][off_free]
-    else:
-        g_l = (M.reshape(-1) @ D.reshape(n * n, d)) * inv_l2
+    g_l = (M.reshape(-1) @ D.reshape(n * n, d)) * inv_l2
     g_scale = -0.5 * np.sum(W * kern)
     g_noise = -0.5 * noise * np.trace(W)
-    grad = np.concatenate([g_l, [g_scale, g_noise], np.zeros(2 * d), g_off])
+    grad = np.concatenate([g_l, [g_scale, g_noise], np.zeros(2 * d)])
     if warping:
         # r2 holds (w_j - w_k)^2 / l^2 per warped column; with u = dw/dtheta and M symmetric,
         # sum_jk M_jk (w_j - w_k)(u_j - u_k) = 2 (sum_j m_j w_j u_j - w^T M u), m = M 1.
+        m = M.sum(axis=1)
         for i in np.flatnonzero(warp_cols):
-            Mi = M * pair_w[:, :, i] if branched else M * inv_l2[i]
-            m = Mi.sum(axis=1)
             w = Xw[:, i]
-            Mw = Mi @ w
+            Mw = M @ w
             for off, u in ((d + 2, ga[:, i]), (2 * d + 2, gb[:, i])):
-                grad[off + i] = -2.0 * ((m * w) @ u - Mw @ u)
+                grad[off + i] = -2.0 * inv_l2[i] * ((m * w) @ u - Mw @ u)
 
     # Negative log prior and its gradient (in log space).
     r = theta[:d] - prior_mean_log_l
@@ -165,13 +131,9 @@ def _neg_log_posterior(
         grad[:d] -= c * r.sum()
     grad[d] += theta[d]
     grad[d + 1] += -_NOISE_SHAPE + _NOISE_RATE * noise
-    log_ab = theta[d + 2 : 3 * d + 2] * np.tile(warp_cols, 2)  # the warped columns' (a, b)
+    log_ab = theta[d + 2 :] * np.tile(warp_cols, 2)  # the prior of the warped columns' (a, b)
     nlp += 0.5 * np.sum(log_ab**2) / _WARP_PRIOR_SD**2
-    grad[d + 2 : 3 * d + 2] += log_ab / _WARP_PRIOR_SD**2
-    if branched:
-        offsets = theta[3 * d + 2 :]
-        nlp += 0.5 * np.sum(offsets**2) / _BRANCH_OFFSET_SD**2
-        grad[3 * d + 2 :] += offsets / _BRANCH_OFFSET_SD**2
+    grad[d + 2 :] += log_ab / _WARP_PRIOR_SD**2
     return float(nll + nlp), grad[free]
 
 
@@ -194,7 +156,6 @@ def fit_hyperparameters(
     maxiter: int = 200,
     prior_dim: int | None = None,
     input_warping: bool = False,
-    branch_masks: np.ndarray | None = None,
 ) -> GPParams:
     """MAP estimate of the kernel hyperparameters for data ``(X, y)``.
 
@@ -223,10 +184,6 @@ def fit_hyperparameters(
         Also fit a Kumaraswamy warp ``(a, b)`` of each numeric column
         (:mod:`optuna_gpbandit.gp.input_warp`; prior ``log a, log b ~ N(0, 0.75^2)``, bounds
         ``[0.1, 10]``). Categorical columns are never warped.
-    branch_masks
-        A conditional space's branches (``(k, d)``: the columns each has); given, each numeric
-        column two or more branches share gets a log-lengthscale offset per branch (prior
-        ``N(0, 1)``; :class:`optuna_gpbandit.gp.kernels.Kernel`'s ``branches``).
     """
     from scipy.optimize import minimize
     n, d = X.shape
@@ -234,17 +191,6 @@ def fit_hyperparameters(
     theta0 = np.concatenate([np.full(d, mean_log_l), [0.0, np.log(1e-3)], np.zeros(2 * d)])
     warp_cols = ~np.asarray(is_categorical, dtype=bool) if input_warping else np.zeros(d, bool)
     free = np.concatenate([np.ones(d + 2, dtype=bool), warp_cols, warp_cols])
-    off_free = branch_rows = None
-    if branch_masks is not None and fixed_lengthscales is None:
-        from optuna_gpbandit.gp.kernels import branch_index
-        masks = np.asarray(branch_masks, dtype=bool)
-        off_free = masks & ~np.asarray(is_categorical, bool)[None, :] & (masks.sum(0) >= 2)
-        branch_rows = branch_index(np.asarray(X, dtype=float), masks)
-        if not off_free.any():
-            off_free = branch_rows = None
-    n_off = 0 if off_free is None else int(off_free.sum())
-    theta0 = np.concatenate([theta0, np.zeros(n_off)])
-    free = np.concatenate([free, np.ones(n_off, dtype=bool)])
     if fixed_lengthscales is not None:
         theta0[:d] = np.log(np.broadcast_to(fixed_lengthscales, (d,)))
         free[:d] = False
@@ -257,27 +203,21 @@ def fit_hyperparameters(
 
     def to_params(theta: np.ndarray) -> GPParams:
         # with input_warping the warp is always stored (all ones: the identity was chosen)
-        warp = np.exp(theta[d + 2 : 3 * d + 2].reshape(2, d)) if input_warping else None
-        if off_free is None:
-            return GPParams(kernel, np.exp(theta[:d]), float(np.exp(theta[d])),
-                            float(np.exp(theta[d + 1])), warp)
-        offsets = np.zeros(off_free.shape)
-        offsets[off_free] = theta[3 * d + 2 :]
+        warp = np.exp(theta[d + 2 :].reshape(2, d)) if input_warping else None
         return GPParams(kernel, np.exp(theta[:d]), float(np.exp(theta[d])),
-                        float(np.exp(theta[d + 1])), warp, np.asarray(branch_masks, bool),
-                        offsets)
+                        float(np.exp(theta[d + 1])), warp)
 
     if not free.any() or n == 0:
         return to_params(theta0)
 
     bounds: np.ndarray = np.array([_BOUNDS_LOG_L] * d + [_BOUNDS_LOG_SCALE, _BOUNDS_LOG_NOISE]
-                      + [_BOUNDS_LOG_WARP] * (2 * d) + [_BOUNDS_OFFSET] * n_off)
+                      + [_BOUNDS_LOG_WARP] * (2 * d))
     warm = None
     if warm_start is not None and warm_start.kernel == kernel and len(warm_start.lengthscales) == d:
         w_ab = np.zeros(2 * d) if warm_start.warp is None else np.log(warm_start.warp).reshape(-1)
         warm = np.concatenate(
             [np.log(warm_start.lengthscales), [np.log(warm_start.scale), np.log(warm_start.noise_var)],
-             w_ab, np.zeros(n_off)]
+             w_ab]
         )
         warm = np.clip(warm, bounds[:, 0], bounds[:, 1])
     X = np.asarray(X, dtype=float)
@@ -295,8 +235,7 @@ def fit_hyperparameters(
             res = minimize(
                 _neg_log_posterior,
                 start[free_],
-                args=(free_, fixed, X, D, y, is_categorical, kernel, centre, cols, branch_rows,
-                      off_free),
+                args=(free_, fixed, X, D, y, is_categorical, kernel, centre, cols),
                 jac=True,
                 method="L-BFGS-B",
                 bounds=bounds[free_],
@@ -309,11 +248,11 @@ def fit_hyperparameters(
 
     # The stationary model first (warp held at the identity) ...
     plain = free.copy()
-    plain[d + 2 : 3 * d + 2] = False
+    plain[d + 2 :] = False
     starts = [theta0]
     if warm is not None:
         w = warm.copy()
-        w[d + 2 : 3 * d + 2] = 0.0
+        w[d + 2 :] = 0.0
         starts = [theta0, w] if restart else [w]
     theta, value = fit(plain, starts, mean_log_l)
     if free[:d].all():
@@ -325,10 +264,9 @@ def fit_hyperparameters(
                 theta, value, mean_log_l = theta_c, value_c, centre
     # ... then the warp, started from it (and from a warped warm start); it is kept only if the
     # log posterior gains more than a BIC penalty for its 2 parameters per column.
-    n_warp = int(free[d + 2 : 3 * d + 2].sum())
+    n_warp = int(free[d + 2 :].sum())
     if n_warp and n > n_warp:
-        starts = [theta] + ([warm] if warm is not None and np.any(warm[d + 2 : 3 * d + 2] != 0.0)
-                           else [])
+        starts = [theta] + ([warm] if warm is not None and np.any(warm[d + 2 :] != 0.0) else [])
         theta_w, value_w = fit(free, starts, mean_log_l)
         if value - value_w > _WARP_EVIDENCE * n_warp * np.log(n):
             theta = theta_w

@@ -105,13 +105,6 @@ class Kernel:
     warp_ab
         Input warping ``(a, b)`` per dimension, shape ``(2, d)`` (see
         :mod:`optuna_gpbandit.gp.input_warp`); ``None``: none.
-    branches
-        ``(masks, offsets)``, each ``(k, d)``: a conditional space's branches (the columns each
-        one has) and each branch's log-lengthscale offsets; a point's lengthscales are
-        ``lengthscales * exp(offsets[its branch])`` and two points of different branches meet
-        through Paciorek & Schervish's (2004) construction (positive definite):
-        ``prod_i sqrt(2 l_i l'_i / (l_i^2 + l'_i^2)) profile(sum_i 2 d_i^2 / (l_i^2 + l'_i^2))``.
-        ``None``: one set of lengthscales everywhere.
     """
 
     def __init__(
@@ -121,7 +114,6 @@ class Kernel:
         scale: float,
         is_categorical: np.ndarray,
         warp_ab: np.ndarray | None = None,
-        branches: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> None:
         self.kind = check_kernel_name(kind)
         self.is_categorical = np.asarray(is_categorical, dtype=bool)
@@ -131,18 +123,6 @@ class Kernel:
         if not (np.all(self.lengthscales > 0) and self.scale > 0):
             raise ValueError("Kernel lengthscales and scale must be positive.")
         self.warp_ab = None if warp_ab is None else np.asarray(warp_ab, dtype=float)
-        self.branch_masks: np.ndarray | None = None
-        self.branch_ls: np.ndarray | None = None  # (k + 1, d): per branch, last row no branch
-        if branches is not None:
-            masks, offsets = branches
-            self.branch_masks = np.asarray(masks, dtype=bool)
-            offsets = np.vstack([np.asarray(offsets, dtype=float), np.zeros((1, d))])
-            self.branch_ls = self.lengthscales[None, :] * np.exp(offsets)
-
-    def branch_index(self, W: np.ndarray) -> np.ndarray:
-        """The branch of each row of ``W`` (its active columns; ``k`` for none)."""
-        assert self.branch_masks is not None
-        return branch_index(W, self.branch_masks)
 
     def __call__(self, X1: np.ndarray, X2: np.ndarray) -> np.ndarray:
         return self.of_warped(self.warped(X1), self.warped(X2))
@@ -154,19 +134,8 @@ class Kernel:
     def of_warped(self, W1: np.ndarray, W2: np.ndarray) -> np.ndarray:
         """The kernel matrix of inputs already warped by :meth:`warped` (a fixed design is
         warped once, not at every evaluation)."""
-        if self.branch_ls is None:
-            r2 = scaled_sq_dist(W1, W2, self.lengthscales, self.is_categorical)
-            return self.scale * profile(self.kind, r2)
-        b1, b2 = self.branch_index(W1), self.branch_index(W2)
-        out = np.empty((W1.shape[0], W2.shape[0]))
-        for u in np.unique(b1):
-            r1 = b1 == u
-            for v in np.unique(b2):
-                r2_ = b2 == v
-                eff, pref = pair_lengthscales(self.branch_ls[u], self.branch_ls[v])
-                r2 = scaled_sq_dist(W1[r1], W2[r2_], eff, self.is_categorical)
-                out[np.ix_(r1, r2_)] = (self.scale * pref) * profile(self.kind, r2)
-        return out
+        r2 = scaled_sq_dist(W1, W2, self.lengthscales, self.is_categorical)
+        return self.scale * profile(self.kind, r2)
 
     def grad_x(self, x: np.ndarray, X: np.ndarray,
                X_warped: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -177,38 +146,10 @@ class Kernel:
         """
         X = self.warped(X) if X_warped is None else X_warped
         xw = self.warped(x[None, :])[0]
-        if self.branch_ls is None:
-            r2 = scaled_sq_dist(X, xw[None, :], self.lengthscales, self.is_categorical)[:, 0]
-            k, dk_dr2 = profile_and_grad(self.kind, r2)
-            k, dk_dr2 = self.scale * k, self.scale * dk_dr2
-            inv_l2 = np.where(self.is_categorical, 0.0, 1.0 / self.lengthscales**2)[None, :]
-        else:
-            bx = self.branch_index(xw[None, :])[0]
-            eff, pref = pair_lengthscales(self.branch_ls[self.branch_index(X)],
-                                          self.branch_ls[bx][None, :])
-            diff = X - xw[None, :]
-            num = ~self.is_categorical
-            inv_l2 = 1.0 / eff**2
-            r2 = (np.where(num[None, :], diff * diff, (diff != 0).astype(float)) * inv_l2).sum(1)
-            k, dk_dr2 = profile_and_grad(self.kind, r2)
-            k, dk_dr2 = self.scale * pref * k, self.scale * pref * dk_dr2
-            inv_l2 = np.where(num[None, :], inv_l2, 0.0)
-        inv_l2 = inv_l2 * warp_slope(x, self.warp_ab)[None, :]
-        jac = dk_dr2[:, None] * 2.0 * (xw[None, :] - X) * inv_l2
+        r2 = scaled_sq_dist(X, xw[None, :], self.lengthscales, self.is_categorical)[:, 0]
+        k, dk_dr2 = profile_and_grad(self.kind, r2)
+        k, dk_dr2 = self.scale * k, self.scale * dk_dr2
+        inv_l2 = np.where(self.is_categorical, 0.0, 1.0 / self.lengthscales**2)
+        inv_l2 *= warp_slope(x, self.warp_ab)
+        jac = dk_dr2[:, None] * 2.0 * (xw[None, :] - X) * inv_l2[None, :]
         return k, jac
-
-
-def branch_index(W: np.ndarray, masks: np.ndarray) -> np.ndarray:
-    """The row of ``masks`` (a branch's columns) each row of ``W`` matches by its active
-    columns (not a branch's inactive code, which is below -0.25); ``len(masks)`` for none."""
-    active = np.asarray(W) > -0.25
-    match = (active[:, None, :] == masks[None, :, :]).all(axis=2)
-    return np.where(match.any(axis=1), np.argmax(match, axis=1), masks.shape[0])
-
-
-def pair_lengthscales(la: np.ndarray, lc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Paciorek-Schervish pairing of the lengthscales ``la`` and ``lc`` (broadcast, last axis
-    the dimensions): the effective lengthscales ``sqrt((la^2 + lc^2) / 2)`` and the prefactor
-    ``prod_i sqrt(2 la_i lc_i / (la_i^2 + lc_i^2))``."""
-    s = la * la + lc * lc
-    return np.sqrt(0.5 * s), np.sqrt(np.prod(2.0 * la * lc / s, axis=-1))

@@ -46,15 +46,6 @@ class GPParams:
     scale: float
     noise_var: float
     warp: np.ndarray | None = None
-    branch_masks: np.ndarray | None = None
-    branch_offsets: np.ndarray | None = None
-
-    @property
-    def branches(self) -> tuple[np.ndarray, np.ndarray] | None:
-        """``(masks, offsets)`` of per-branch lengthscales, or ``None``."""
-        if self.branch_masks is None or self.branch_offsets is None:
-            return None
-        return self.branch_masks, self.branch_offsets
 
     def to_json(self) -> dict:
         out = {
@@ -65,9 +56,6 @@ class GPParams:
         }
         if self.warp is not None:
             out["warp"] = [[float(v) for v in row] for row in self.warp]
-        if self.branches is not None:
-            out["branch_masks"] = [[bool(v) for v in row] for row in self.branch_masks]
-            out["branch_offsets"] = [[float(v) for v in row] for row in self.branch_offsets]
         return out
 
     @classmethod
@@ -78,10 +66,6 @@ class GPParams:
             scale=float(data["scale"]),
             noise_var=float(data["noise_var"]),
             warp=None if data.get("warp") is None else np.asarray(data["warp"], dtype=float),
-            branch_masks=(None if data.get("branch_masks") is None
-                          else np.asarray(data["branch_masks"], dtype=bool)),
-            branch_offsets=(None if data.get("branch_offsets") is None
-                            else np.asarray(data["branch_offsets"], dtype=float)),
         )
 
 
@@ -137,7 +121,7 @@ class GPPosterior:
         self.X, self.y, self.params = X, y, params
         self.prior_mean = prior_mean
         self.kernel = Kernel(params.kernel, params.lengthscales, params.scale, is_categorical,
-                             params.warp, params.branches)
+                             params.warp)
         self.X_warped = self.kernel.warped(X)  # the design through the input warp, once
         K = self.kernel.of_warped(self.X_warped, self.X_warped)
         K[np.diag_indices_from(K)] += params.noise_var
