@@ -51,7 +51,7 @@ from optuna_gpbandit import GPModel, GPTSSampler, GPUCBSampler, IGPUCBSampler
 
 from .peers import BUDGETED, PEERS
 from .swaps import (EvidenceCentreGPUCB, IntersectionGPUCB, LogEIGPUCB, SharedCentreGPUCB,
-                    UnitPriorGPUCB)
+                    UnitPriorGPUCB, BoTorchPriorGPUCB)
 
 SAMPLERS: dict[str, Callable[..., optuna.samplers.BaseSampler]] = {
     "GP-UCB": lambda seed: GPUCBSampler(seed=seed),
@@ -70,6 +70,8 @@ SAMPLERS: dict[str, Callable[..., optuna.samplers.BaseSampler]] = {
     "GP-UCB-logEI": lambda seed: LogEIGPUCB(seed=seed),
     # GPSampler's lengthscale prior centre (l = 1 in every dimension) on our model
     "GP-UCB-prior1": lambda seed: UnitPriorGPUCB(seed=seed),
+    # BoTorch's dimension-scaled lengthscale prior on our model
+    "GP-UCB-prior-botorch": lambda seed: BoTorchPriorGPUCB(seed=seed),
     # a lengthscale prior centre learned in the fit (a shared offset of every log l_i)
     "GP-UCB-centre0.5": lambda seed: SharedCentreGPUCB(seed=seed, centre_sd=0.5),
     "GP-UCB-centre1": lambda seed: SharedCentreGPUCB(seed=seed, centre_sd=1.0),
