@@ -261,6 +261,13 @@ class EncodedSpace:
     """Whether points lie in branches (:class:`~optuna_gpbandit._conditional.ConditionalSpace`)."""
 
     @property
+    def continuous_only(self) -> bool:
+        """Whether every parameter is a continuous float (no step, no integer or categorical
+        parameter) and the space has no branches: where the trust region applies from
+        ``TrustRegion.min_dim_continuous`` and GP-UCB's ``box_factor`` acts."""
+        return not self.conditional and bool(np.all(self.is_continuous))
+
+    @property
     def prior_dim(self) -> int:
         """The dimension the lengthscale prior scales with: the columns a point varies in."""
         return self.d

@@ -218,7 +218,7 @@ class AcquisitionSearch:
         if region is None:
             return self
         if (region.min_dim_continuous is not None and region.min_dim_continuous < region.min_dim
-                and not space.conditional and bool(np.all(space.is_continuous))):
+                and space.continuous_only):
             region = dataclasses.replace(region, min_dim=region.min_dim_continuous)
         if (region.in_branches or not space.conditional) and region.applies(~space.is_categorical):
             return self if region is self.trust_region else dataclasses.replace(

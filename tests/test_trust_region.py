@@ -7,7 +7,8 @@ import optuna
 import pytest
 from optuna.distributions import FloatDistribution
 
-from optuna_gpbandit import AcquisitionSearch, GPUCBSampler, TrustRegion, sampler_record
+from optuna_gpbandit import (AcquisitionSearch, GPUCBSampler, Theorem1, TrustRegion,
+                             sampler_record)
 from optuna_gpbandit._conditional import INACTIVE_NUMERIC
 from optuna_gpbandit._maximize import maximize_acquisition
 from optuna_gpbandit._space import EncodedSpace
@@ -232,3 +233,34 @@ def test_of_two_workers_choosing_at_once_only_the_earlier_trial_takes_the_centre
     study.tell(second, _mixed(10, second))  # the later one chooses first: not the centre
     study.tell(first, _mixed(10, first))
     assert _centre_trials(study, 10) == [first.number]
+
+
+def _eleven(trial):
+    """Ten continuous parameters and an integer: the box applies (10 numeric), the space is not
+    continuous only."""
+    xs = [trial.suggest_float(f"x{i}", 0.0, 1.0) for i in range(10)]
+    return float(np.sum((np.array(xs) - 0.3) ** 2)) + trial.suggest_int("k", 0, 10) / 10
+
+
+@pytest.mark.parametrize("objective, boxed, narrowed", [
+    (lambda t: _six(t, False), True, True),  # 6 continuous parameters: box, narrower width
+    (lambda t: _six(t, True), False, False),  # one integer among 6: no box
+    (_eleven, True, False),  # 10 numeric and an integer: box, the width as everywhere
+])
+def test_gp_ucbs_beta_is_scaled_by_box_factor_in_the_box_of_a_continuous_space(
+        objective, boxed, narrowed):
+    history = optuna.create_study(sampler=GPUCBSampler(seed=4))
+    history.optimize(objective, n_trials=13)
+
+    def next_record(beta):
+        study = optuna.create_study(sampler=GPUCBSampler(seed=4, beta=beta))
+        study.add_trials(history.trials)
+        study.optimize(objective, n_trials=1)
+        return sampler_record(study.trials[-1])
+
+    default, same = next_record(Theorem1()), next_record(Theorem1(box_factor=1.0))
+    assert ("trust_region" in default) is boxed
+    assert default["beta"] == pytest.approx(same["beta"] * (0.4 if narrowed else 1.0), rel=1e-9)
+    assert Theorem1.paper().box_factor == 1.0
+    with pytest.raises(ValueError, match="box_factor"):
+        Theorem1(box_factor=0.0)

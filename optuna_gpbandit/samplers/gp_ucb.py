@@ -33,11 +33,12 @@ class GPUCBSampler(GPBanditSampler):
     beta
         The schedule ``beta_t``: a theorem's (:class:`~optuna_gpbandit.Theorem1`, the default,
         :class:`~optuna_gpbandit.Theorem2`, :class:`~optuna_gpbandit.Theorem3`), with its
-        constants, a practical ``scale`` (default 0.05) and an early factor (default 3.0 for
-        ``t <= 15``, falling to 1 at ``t = 40``); ``Theorem1.paper()`` is the theorem's own
-        width. A number is a constant ``beta_t``, a callable ``beta(t)`` a schedule of the
-        round ``t`` (points in the design, pending ones included, + 1), both used as given
-        (no scale, no early factor).
+        constants, a practical ``scale`` (default 0.05), an early factor (default 3.0 for
+        ``t <= 15``, falling to 1 at ``t = 40``) and a factor inside the trust region
+        (``box_factor``, default 0.4); ``Theorem1.paper()`` is the theorem's own width. A
+        number is a constant ``beta_t``, a callable ``beta(t)`` a schedule of the round ``t``
+        (points in the design, pending ones included, + 1), both used as given (no scale, no
+        early factor, no factor in the box).
     <common parameters>
     <settings parameters>
     <multi_objective parameters>
@@ -90,6 +91,9 @@ class GPUCBSampler(GPBanditSampler):
 
     def _acquisition(self, ctx: SelectionContext) -> tuple[UCB, dict[str, Any]]:
         early = ctx.early_factor(self._beta.early_factor)
-        beta = self._beta.scale * early * self.beta_t(ctx)
+        scale = self._beta.scale
+        if ctx.box is not None and ctx.space.continuous_only:
+            scale *= self._beta.box_factor
+        beta = scale * early * self.beta_t(ctx)
         nu = math.sqrt(beta) + ctx.width_bonus
         return UCB(ctx.gp.posterior, nu), {"beta": beta, "nu": nu, "early_factor": early}
