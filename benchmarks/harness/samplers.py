@@ -50,8 +50,8 @@ import optuna_gpbandit
 from optuna_gpbandit import GPModel, GPTSSampler, GPUCBSampler, IGPUCBSampler
 
 from .peers import BUDGETED, PEERS
-from .swaps import (EvidenceCentreGPUCB, IntersectionGPUCB, LogEIGPUCB, SharedCentreGPUCB,
-                    UnitPriorGPUCB, BoTorchPriorGPUCB)
+from .swaps import (BoTorchPriorGPUCB, EvidenceCentreGPUCB, IntersectionGPUCB, LogEIGPUCB,
+                    SharedCentreGPUCB, UnitPriorGPUCB)
 
 SAMPLERS: dict[str, Callable[..., optuna.samplers.BaseSampler]] = {
     "GP-UCB": lambda seed: GPUCBSampler(seed=seed),

@@ -34,11 +34,11 @@ class GPUCBSampler(GPBanditSampler):
         The schedule ``beta_t``: a theorem's (:class:`~optuna_gpbandit.Theorem1`, the default,
         :class:`~optuna_gpbandit.Theorem2`, :class:`~optuna_gpbandit.Theorem3`), with its
         constants, a practical ``scale`` (default 0.05), an early factor (default 3.0 for
-        ``t <= 15``, falling to 1 at ``t = 40``) and a factor inside the trust region
-        (``box_factor``, default 0.4); ``Theorem1.paper()`` is the theorem's own width. A
-        number is a constant ``beta_t``, a callable ``beta(t)`` a schedule of the round ``t``
-        (points in the design, pending ones included, + 1), both used as given (no scale, no
-        early factor, no factor in the box).
+        ``t <= 15``, falling to 1 at ``t = 40``) and a factor inside the trust region of a
+        continuous space (``box_factor``, default 0.4); ``Theorem1.paper()`` is the theorem's
+        own width. A number is a constant ``beta_t``, a callable ``beta(t)`` a schedule of the
+        round ``t`` (points in the design, pending ones included, + 1), both used as given (no
+        scale, no early factor, no factor in the box).
     <common parameters>
     <settings parameters>
     <multi_objective parameters>
