@@ -199,6 +199,7 @@ def fit_gp(
             fixed_noise_var=noise, warm_start=prev_params,
             restart=_restart_fit(n, None if parsed is None else prev_n_fit),
             prior_dim=space.prior_dim, input_warping=model.warps_inputs,
+            min_noise_var=model.min_noise_var,
         )
         n_fit, refitted = n, True
     else:  # reuse the last fit; fixed values always win over stored ones

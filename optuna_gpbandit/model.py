@@ -44,9 +44,19 @@ class GPModel:
         Fix these hyperparameters instead of fitting them (encoded unit-cube inputs,
         standardised targets). ``lengthscale`` may be a scalar or one value per parameter (in
         search-space order), each at least ``1e-6``; all three positive and finite. The
-        sampler's ``deterministic_objective=True`` fixes ``noise_var`` at its floor (``1e-6``)
-        and cannot be combined with a ``noise_var`` here. Chowdhury & Gopalan's ``lambda = 1 +
+        sampler's ``deterministic_objective=True`` fixes ``noise_var`` at its floor
+        (``noise_floor``) and cannot be combined with a ``noise_var`` here. Chowdhury & Gopalan's ``lambda = 1 +
         2 / T`` (IGP-UCB, GP-TS) is ``noise_var=1 + 2 / T`` (times ``kernel_scale`` if fixed).
+    noise_floor
+        The least noise variance the fit may choose (standardised targets), in ``(0, 0.01]``.
+        ``None`` (default): the sampler's, ``1e-10`` for :class:`~optuna_gpbandit.GPUCBSampler`'s
+        objective model and ``1e-6`` elsewhere (the other samplers, change detection's
+        residual test, the constraint models). The floor bounds what the model can resolve: at
+        ``1e-6`` (a standard deviation of a thousandth of the targets' spread) a run closing in
+        on a smooth optimum stops seeing its own improvements; on COCO's bbob functions
+        ``1e-10`` gained +0.7 ± 0.3 of the fraction of targets (x 100) on the tuning instances
+        (docs/benchmarks.md, "The noise floor"). A noisy objective's fitted noise stays far
+        above either floor.
     standardize
         Standardise the objective values before the GP (default). ``False``: the raw,
         direction-oriented values, as the papers' theory assumes (no output warping then).
@@ -91,6 +101,7 @@ class GPModel:
     lengthscale: float | Sequence[float] | None = None
     kernel_scale: float | None = None
     noise_var: float | None = None
+    noise_floor: float | None = None
     standardize: bool = True
     output_warping: bool = True
     input_warping: bool = True
@@ -117,10 +128,14 @@ class GPModel:
                     "of each parameter's (unit-scaled) range, and far below any resolution the "
                     f"kernel's squared distances overflow; got {self.lengthscale!r}."
                 )
-        for name in ("kernel_scale", "noise_var"):
+        for name in ("kernel_scale", "noise_var", "noise_floor"):
             v = getattr(self, name)
             if v is not None:
                 check_number(name, v, strict=True)
+        if self.noise_floor is not None and self.noise_floor > 1e-2:
+            raise ValueError("noise_floor is a variance of the standardised targets and must be "
+                             f"at most 0.01 (a noisier objective's fitted noise is above it "
+                             f"anyway); got {self.noise_floor!r}.")
         for name in ("standardize", "output_warping", "input_warping", "branch_levels"):
             check_bool(name, getattr(self, name))
         check_number("refit_growth", self.refit_growth)
@@ -129,6 +144,19 @@ class GPModel:
             check_int("max_posterior_points", self.max_posterior_points, 2)
 
     # ------------------------------------------------------------------ policy
+    @property
+    def min_noise_var(self) -> float:
+        """The noise variance's floor in force: ``noise_floor``, or
+        :data:`~optuna_gpbandit.gp.fit.MIN_NOISE_VAR` where no sampler set one."""
+        return MIN_NOISE_VAR if self.noise_floor is None else self.noise_floor
+
+    def floored(self, default: float) -> GPModel:
+        """These settings with the sampler's floor ``default`` where ``noise_floor`` is
+        ``None``."""
+        if self.noise_floor is not None:
+            return self
+        return dataclasses.replace(self, noise_floor=default)
+
     def deterministic(self, deterministic_objective: bool) -> GPModel:
         """These settings for ``deterministic_objective`` (GPSampler's argument): the noise
         fixed at its floor; an error naming both arguments if ``noise_var`` is fixed too."""
@@ -137,7 +165,7 @@ class GPModel:
         if self.noise_var is not None:
             raise ValueError("Pass either deterministic_objective=True or "
                              "GPModel(noise_var=...), not both.")
-        return dataclasses.replace(self, noise_var=MIN_NOISE_VAR)
+        return dataclasses.replace(self, noise_var=self.min_noise_var)
 
     def for_study(self, n_objectives: int, objective_units: bool) -> GPModel:
         """The settings one suggestion uses: output warping only for one objective whose model

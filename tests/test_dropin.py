@@ -10,6 +10,7 @@ from optuna.samplers import GPSampler
 
 from optuna_gpbandit import (
     AcquisitionSearch,
+    ChangeDetection,
     ConstrainedGPUCBSampler,
     GPModel,
     GPTSSampler,
@@ -137,8 +138,13 @@ def test_deterministic_objective_fixes_the_noise_at_its_floor(cls):
     fitted.optimize(lambda t: _quadratic(t) + 0.05 * (t.number % 3), n_trials=10)
     fixed = optuna.create_study(sampler=cls(seed=0, deterministic_objective=True))
     fixed.optimize(lambda t: _quadratic(t) + 0.05 * (t.number % 3), n_trials=10)
-    assert sampler_record(fixed.trials[-1])["gp"]["noise_var"] == pytest.approx(MIN_NOISE_VAR)
+    floor = 1e-10 if cls is GPUCBSampler else MIN_NOISE_VAR  # each sampler's own floor
+    assert sampler_record(fixed.trials[-1])["gp"]["noise_var"] == pytest.approx(floor, rel=1e-9, abs=0)
     assert sampler_record(fitted.trials[-1])["gp"]["noise_var"] > 10 * MIN_NOISE_VAR
+    own = optuna.create_study(sampler=cls(seed=0, deterministic_objective=True,
+                                          model=GPModel(noise_floor=1e-8)))
+    own.optimize(lambda t: _quadratic(t) + 0.05 * (t.number % 3), n_trials=7)
+    assert sampler_record(own.trials[-1])["gp"]["noise_var"] == pytest.approx(1e-8, rel=1e-9, abs=0)
     with pytest.raises(ValueError, match="deterministic_objective"):
         cls(deterministic_objective=True, model=GPModel(noise_var=0.1))
     with pytest.raises(ValueError, match="deterministic_objective"):
@@ -196,3 +202,14 @@ def test_constrained_sampler_without_constraint_data_warns_once(caplog):
     msgs = [r.getMessage() for r in caplog.records if "constraint values" in r.getMessage()]
     assert len(msgs) == 1 and msgs[0].startswith("ConstrainedGPUCBSampler: none of the")
 
+
+
+def test_noise_floor_argument():
+    for bad in (0.0, -1e-8, 0.1, float("nan")):
+        with pytest.raises(ValueError, match="noise_floor"):
+            GPModel(noise_floor=bad)
+    # change detection's residual test reads the predictive spread: the old floor there
+    assert GPUCBSampler(reset=ChangeDetection())._settings.model.min_noise_var == MIN_NOISE_VAR
+    assert GPUCBSampler()._settings.model.min_noise_var == 1e-10
+    assert GPTSSampler()._settings.model.min_noise_var == MIN_NOISE_VAR
+    assert GPUCBSampler(model=GPModel(noise_floor=1e-7))._settings.model.min_noise_var == 1e-7

@@ -27,6 +27,7 @@ from optuna_gpbandit.gp import (
     information_gain,
 )
 from optuna_gpbandit.gp.fit import (
+    MIN_NOISE_VAR,
     _BOUNDS_LOG_L,
     _BOUNDS_LOG_NOISE,
     _BOUNDS_LOG_SCALE,
@@ -803,3 +804,17 @@ def test_fit_ard_identifies_irrelevant_dimension():
     y = (y - y.mean()) / y.std()
     p = fit_hyperparameters(X, y, np.zeros(2, dtype=bool), "matern52")
     assert p.lengthscales[1] > 2.0 * p.lengthscales[0]
+
+
+def test_noise_floor_bounds_the_fitted_noise():
+    # A smooth noise-free bowl, densely sampled: the fit takes the least noise it is allowed,
+    # so the floor is what bounds it (1e-6 is a sd of a thousandth of the targets' spread).
+    rng = np.random.default_rng(3)
+    X = rng.uniform(size=(80, 3))
+    y = np.sum((X - 0.4) ** 2, axis=1)
+    y = (y - y.mean()) / y.std()
+    cat = np.zeros(3, dtype=bool)
+    default = fit_hyperparameters(X, y, cat, "matern52")
+    low = fit_hyperparameters(X, y, cat, "matern52", min_noise_var=1e-10)
+    assert default.noise_var >= MIN_NOISE_VAR * (1 - 1e-9)
+    assert 1e-10 * (1 - 1e-9) <= low.noise_var < MIN_NOISE_VAR

@@ -17,7 +17,8 @@ Priors (on standardised targets, encoded unit-cube inputs) [design choice, docum
   the data") and another prior width (``_PRIOR_SD``; BoTorch's prior, the same file);
 * ``log scale ~ N(0, 1)``: the standardised targets have unit variance;
 * ``noise_var ~ Gamma(1.1, 30)``: favours small noise (most tuning objectives are nearly
-  deterministic) while allowing any level the data demand;
+  deterministic) while allowing any level the data demand, down to a floor (``min_noise_var``,
+  :data:`MIN_NOISE_VAR` unless the model says otherwise: ``GPModel(noise_floor=...)``);
 * ``log a, log b ~ N(0, 0.75^2)`` (input warping), within ``[0.1, 10]``: centred on the
   identity, wide enough for a warp that stretches one end of a range several-fold.
 
@@ -34,6 +35,8 @@ from optuna_gpbandit.gp.kernels import per_dim_sq_diff, profile_and_grad
 from optuna_gpbandit.gp.posterior import GPParams
 
 MIN_NOISE_VAR = 1e-6
+"""The noise variance's floor (standardised targets) unless the model sets another
+(:attr:`GPModel.noise_floor <optuna_gpbandit.GPModel.noise_floor>`)."""
 _BOUNDS_LOG_L = (np.log(1e-3), np.log(1e3))
 _BOUNDS_LOG_SCALE = (np.log(1e-3), np.log(1e3))
 _BOUNDS_LOG_NOISE = (np.log(MIN_NOISE_VAR), np.log(10.0))
@@ -159,6 +162,7 @@ def fit_hyperparameters(
     maxiter: int = 200,
     prior_dim: int | None = None,
     input_warping: bool = False,
+    min_noise_var: float = MIN_NOISE_VAR,
 ) -> GPParams:
     """MAP estimate of the kernel hyperparameters for data ``(X, y)``.
 
@@ -187,6 +191,8 @@ def fit_hyperparameters(
         Also fit a Kumaraswamy warp ``(a, b)`` of each numeric column
         (:mod:`optuna_gpbandit.gp.input_warp`; prior ``log a, log b ~ N(0, 0.75^2)``, bounds
         ``[0.1, 10]``). Categorical columns are never warped.
+    min_noise_var
+        The fitted noise variance's floor (default :data:`MIN_NOISE_VAR`).
     """
     from scipy.optimize import minimize
     n, d = X.shape
@@ -213,7 +219,8 @@ def fit_hyperparameters(
     if not free.any() or n == 0:
         return to_params(theta0)
 
-    bounds: np.ndarray = np.array([_BOUNDS_LOG_L] * d + [_BOUNDS_LOG_SCALE, _BOUNDS_LOG_NOISE]
+    bounds_noise = (np.log(min_noise_var), _BOUNDS_LOG_NOISE[1])
+    bounds: np.ndarray = np.array([_BOUNDS_LOG_L] * d + [_BOUNDS_LOG_SCALE, bounds_noise]
                       + [_BOUNDS_LOG_WARP] * (2 * d))
     warm = None
     if warm_start is not None and warm_start.kernel == kernel and len(warm_start.lengthscales) == d:

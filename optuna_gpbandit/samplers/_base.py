@@ -32,6 +32,7 @@ from optuna_gpbandit._arguments import check_seed
 from optuna_gpbandit._conditional import (completed_trials, study_encoded_space,
                                           study_search_space, trials_prior_dim)
 from optuna_gpbandit.failures import FailedTrials
+from optuna_gpbandit.gp.fit import MIN_NOISE_VAR
 from optuna_gpbandit.model import GPModel
 from optuna_gpbandit._history import History, collect_history, direction_sign, write_sampled_params
 from optuna_gpbandit.reset import NoReset, Reset
@@ -96,7 +97,7 @@ class GPBanditSampler(BaseSampler, abc.ABC):
             constraints_func=constraints_func,
             warn_independent_sampling=warn_independent_sampling, model=model, search=search,
             pending=pending, failures=failures, reset=reset, constraints=constraints,
-            scalarization=scalarization)
+            scalarization=scalarization, noise_floor=self._noise_floor)
         self._seed = _randomness.fresh_seed() if seed is None else seed
         self._user_seed = seed is not None
         independent_sampler = check_independent_sampler(independent_sampler)
@@ -297,6 +298,9 @@ class GPBanditSampler(BaseSampler, abc.ABC):
 
     # Samplers whose acquisition random scalarisations combine (Paria et al.): True there.
     _multi_objective = False
+
+    # The objective model's noise floor where GPModel(noise_floor=None) leaves it to the sampler.
+    _noise_floor = MIN_NOISE_VAR
 
     def _check_objectives(self, study: Study) -> None:
         """Raise for a multi-objective study this sampler (or its settings) cannot serve."""

@@ -45,6 +45,9 @@ class GPUCBSampler(GPBanditSampler):
     """
 
     _multi_objective = True  # random scalarisations (samplers/_multi.py)
+    # GPModel(noise_floor=None): the floor of the objective model's noise (docs/benchmarks.md,
+    # "The noise floor"; the other samplers keep gp.fit.MIN_NOISE_VAR)
+    _noise_floor = 1e-10
 
     def __init__(
         self,
