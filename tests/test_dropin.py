@@ -139,12 +139,14 @@ def test_deterministic_objective_fixes_the_noise_at_its_floor(cls):
     fixed = optuna.create_study(sampler=cls(seed=0, deterministic_objective=True))
     fixed.optimize(lambda t: _quadratic(t) + 0.05 * (t.number % 3), n_trials=10)
     floor = 1e-10 if cls is GPUCBSampler else MIN_NOISE_VAR  # each sampler's own floor
-    assert sampler_record(fixed.trials[-1])["gp"]["noise_var"] == pytest.approx(floor, rel=1e-9, abs=0)
+    fixed_noise = sampler_record(fixed.trials[-1])["gp"]["noise_var"]
+    assert fixed_noise == pytest.approx(floor, rel=1e-9, abs=0)
     assert sampler_record(fitted.trials[-1])["gp"]["noise_var"] > 10 * MIN_NOISE_VAR
     own = optuna.create_study(sampler=cls(seed=0, deterministic_objective=True,
                                           model=GPModel(noise_floor=1e-8)))
     own.optimize(lambda t: _quadratic(t) + 0.05 * (t.number % 3), n_trials=7)
-    assert sampler_record(own.trials[-1])["gp"]["noise_var"] == pytest.approx(1e-8, rel=1e-9, abs=0)
+    own_noise = sampler_record(own.trials[-1])["gp"]["noise_var"]
+    assert own_noise == pytest.approx(1e-8, rel=1e-9, abs=0)
     with pytest.raises(ValueError, match="deterministic_objective"):
         cls(deterministic_objective=True, model=GPModel(noise_var=0.1))
     with pytest.raises(ValueError, match="deterministic_objective"):
