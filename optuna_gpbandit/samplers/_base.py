@@ -32,7 +32,6 @@ from optuna_gpbandit._arguments import check_seed
 from optuna_gpbandit._conditional import (completed_trials, study_encoded_space,
                                           study_search_space, trials_prior_dim)
 from optuna_gpbandit.failures import FailedTrials
-from optuna_gpbandit.gp.fit import MIN_NOISE_VAR
 from optuna_gpbandit.model import GPModel
 from optuna_gpbandit._history import History, collect_history, direction_sign, write_sampled_params
 from optuna_gpbandit.reset import NoReset, Reset
@@ -299,8 +298,9 @@ class GPBanditSampler(BaseSampler, abc.ABC):
     # Samplers whose acquisition random scalarisations combine (Paria et al.): True there.
     _multi_objective = False
 
-    # The objective model's noise floor where GPModel(noise_floor=None) leaves it to the sampler.
-    _noise_floor = MIN_NOISE_VAR
+    # The objective model's noise floor where GPModel(noise_floor=None) leaves it to the sampler
+    # (None: the model's own, gp.fit.MIN_NOISE_VAR).
+    _noise_floor: float | None = None
 
     def _check_objectives(self, study: Study) -> None:
         """Raise for a multi-objective study this sampler (or its settings) cannot serve."""

@@ -12,7 +12,6 @@ from optuna.trial import FrozenTrial
 
 from optuna_gpbandit._arguments import check_bool, check_instance, check_int
 from optuna_gpbandit.failures import FailedTrials
-from optuna_gpbandit.gp.fit import MIN_NOISE_VAR
 from optuna_gpbandit.model import GPModel
 from optuna_gpbandit.search import AcquisitionSearch
 from optuna_gpbandit.pending import PendingRule
@@ -76,15 +75,16 @@ def resolve_settings(
     constraints_func: ConstraintsFunc | None, warn_independent_sampling: bool, model: GPModel,
     search: AcquisitionSearch, pending: PendingRule, failures: FailedTrials,
     reset: Reset | None, constraints: ConstraintsArg, scalarization: str,
-    noise_floor: float,
+    noise_floor: float | None,
 ) -> Settings:
     """The checked :class:`Settings` of a sampler's arguments (``noise_floor``: the sampler's
-    floor of the objective model's noise where ``model`` leaves it at ``None``; change
-    detection's residual test, which reads the model's predictive spread, keeps
-    :data:`~optuna_gpbandit.gp.fit.MIN_NOISE_VAR`)."""
+    floor of the objective model's noise where ``model`` leaves it at ``None``, if the sampler
+    has one; change detection's residual test, which reads the model's predictive spread,
+    keeps the model's own, :data:`~optuna_gpbandit.gp.fit.MIN_NOISE_VAR`)."""
     model = check_instance("model", model, GPModel, "a GPModel instance")
     reset = resolve_reset(reset)
-    model = model.floored(MIN_NOISE_VAR if reset.objective_units else noise_floor)
+    if noise_floor is not None and not reset.objective_units:
+        model = model.floored(noise_floor)
     if deterministic_objective is not None and not isinstance(deterministic_objective, bool):
         raise ValueError("deterministic_objective must be True, False or None (find out from "
                          f"repeated configurations), got {deterministic_objective!r}.")
