@@ -50,9 +50,10 @@ class GPModel:
         ``kernel_scale`` if fixed).
     noise_floor
         The least noise variance the fit may choose (standardised targets), in ``(0, 0.01]``.
-        ``None`` (default): the sampler's, ``1e-10`` for
-        :class:`~optuna_gpbandit.GPUCBSampler`'s objective model and ``1e-6`` elsewhere (the
-        other samplers, change detection's residual test, the constraint models). The floor
+        ``None`` (default): the sampler's, ``1e-10`` for the objective models of
+        :class:`~optuna_gpbandit.GPUCBSampler` and :class:`~optuna_gpbandit.GPTSSampler`, and
+        ``1e-6`` elsewhere (IGP-UCB, whose width reads the fitted noise, change detection's
+        residual test, the constraint models). The floor
         bounds what the model can resolve: at ``1e-6`` (a standard deviation of a thousandth of
         the targets' spread) a run closing in on a smooth optimum stops seeing its own
         improvements; on COCO's bbob functions ``1e-10`` gained +0.7 ± 0.3 of the fraction of

@@ -138,7 +138,7 @@ def test_deterministic_objective_fixes_the_noise_at_its_floor(cls):
     fitted.optimize(lambda t: _quadratic(t) + 0.05 * (t.number % 3), n_trials=10)
     fixed = optuna.create_study(sampler=cls(seed=0, deterministic_objective=True))
     fixed.optimize(lambda t: _quadratic(t) + 0.05 * (t.number % 3), n_trials=10)
-    floor = 1e-10 if cls is GPUCBSampler else MIN_NOISE_VAR  # each sampler's own floor
+    floor = MIN_NOISE_VAR if cls is IGPUCBSampler else 1e-10  # each sampler's own floor
     fixed_noise = sampler_record(fixed.trials[-1])["gp"]["noise_var"]
     assert fixed_noise == pytest.approx(floor, rel=1e-9, abs=0)
     assert sampler_record(fitted.trials[-1])["gp"]["noise_var"] > 10 * MIN_NOISE_VAR
@@ -213,5 +213,6 @@ def test_noise_floor_argument():
     # change detection's residual test reads the predictive spread: the old floor there
     assert GPUCBSampler(reset=ChangeDetection())._settings.model.min_noise_var == MIN_NOISE_VAR
     assert GPUCBSampler()._settings.model.min_noise_var == 1e-10
-    assert GPTSSampler()._settings.model.min_noise_var == MIN_NOISE_VAR
+    assert GPTSSampler()._settings.model.min_noise_var == 1e-10
+    assert IGPUCBSampler()._settings.model.min_noise_var == MIN_NOISE_VAR
     assert GPUCBSampler(model=GPModel(noise_floor=1e-7))._settings.model.min_noise_var == 1e-7

@@ -71,6 +71,9 @@ class GPTSSampler(KernelizedBanditSampler):
     """
 
     _multi_objective = True  # random scalarisations (samplers/_multi.py)
+    # GPModel(noise_floor=None): the floor of the objective model's noise, GP-UCB's
+    # (docs/benchmarks.md, "The noise floor")
+    _noise_floor = 1e-10
 
     def __init__(
         self,

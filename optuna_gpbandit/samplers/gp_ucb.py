@@ -46,7 +46,7 @@ class GPUCBSampler(GPBanditSampler):
 
     _multi_objective = True  # random scalarisations (samplers/_multi.py)
     # GPModel(noise_floor=None): the floor of the objective model's noise (docs/benchmarks.md,
-    # "The noise floor"; the other samplers keep gp.fit.MIN_NOISE_VAR)
+    # "The noise floor"; GP-TS has it too, IGP-UCB keeps gp.fit.MIN_NOISE_VAR)
     _noise_floor = 1e-10
 
     def __init__(
