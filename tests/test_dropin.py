@@ -205,7 +205,6 @@ def test_constrained_sampler_without_constraint_data_warns_once(caplog):
     assert len(msgs) == 1 and msgs[0].startswith("ConstrainedGPUCBSampler: none of the")
 
 
-
 def test_noise_floor_argument():
     for bad in (0.0, -1e-8, 0.1, float("nan")):
         with pytest.raises(ValueError, match="noise_floor"):
