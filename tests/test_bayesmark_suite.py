@@ -259,9 +259,11 @@ def test_a_pool_is_drawn_from_its_own_stream_and_extended_not_redrawn(tmp_path):
     assert len((tmp_path / P.POOL_FILE).read_text().splitlines()) == 2
 
 
-def test_a_run_scores_each_seeds_objective_and_reports_per_half(tmp_path):
+def test_a_run_scores_each_seeds_objective_and_reports_per_half(tmp_path, monkeypatch):
     from benchmarks.harness import runner
 
+    # the pools are evaluated here, not copied from the ones kept in the repository
+    monkeypatch.setattr(cli, "REPORTS", str(tmp_path / "no-stored-reports"))
     problems = ["DT_iris_acc", "kNN_iris_nll"]
     assert cli.main(["run", "bayesmark", "--half", "all", "--problems", *problems, "--samplers",
                      "Random", "TPE", "--seeds", "2", "--trials", "6", "--out", str(tmp_path),
@@ -287,6 +289,28 @@ def test_a_run_scores_each_seeds_objective_and_reports_per_half(tmp_path):
     before = (tmp_path / P.POOL_FILE).read_text()
     report.render(SUITE, [str(tmp_path)], base="TPE")
     assert (tmp_path / P.POOL_FILE).read_text() == before
+
+
+def test_stored_pools_are_copied_into_a_run_not_evaluated_again(tmp_path, monkeypatch):
+    made, kept, later = tmp_path / "made", tmp_path / "kept", tmp_path / "later"
+    rec = P.ensure(SUITE, str(made), [("kNN_iris_acc", 0)], 4)[("kNN_iris_acc", 0)]
+    # `store` without --samplers keeps the pools only (gzipped), and refuses to keep nothing
+    assert cli.main(["store", "bayesmark", str(made), "--out", str(kept)]) == 0
+    assert (kept / (P.POOL_FILE + ".gz")).exists() and not (kept / "runs.jsonl.gz").exists()
+    with pytest.raises(SystemExit, match="--samplers is needed"):
+        cli.main(["store", "quick", str(made), "--out", str(kept)])
+
+    def no_evaluation(*args, **kwargs):
+        raise AssertionError("a stored pool was evaluated again")
+
+    monkeypatch.setattr(P.runner, "pool_run", no_evaluation)
+    got = P.ensure(SUITE, str(later), [("kNN_iris_acc", 0)], 4, stored=[str(kept)])
+    assert got[("kNN_iris_acc", 0)]["values"] == rec["values"]
+    # copied into the run's own directory, which then reports on its own
+    assert P.read(SUITE, [str(later)])[("kNN_iris_acc", 0)]["values"] == rec["values"]
+    # a stored pool shorter than asked is not taken
+    with pytest.raises(AssertionError, match="evaluated again"):
+        P.ensure(SUITE, str(tmp_path / "longer"), [("kNN_iris_acc", 0)], 6, stored=[str(kept)])
 
 
 def test_a_pool_is_at_least_1_6_times_the_trials_or_refused_naming_the_argument():

@@ -5,7 +5,7 @@
                                    [--trials T] [--jobs 2] [--out DIR] [--resume] [suite options]
     python -m benchmarks report SUITE DIR [DIR ...] [--half H] [--base NAME] [--compare ...]
     python -m benchmarks pool SUITE --out DIR [--from DIR ...] [selection]
-    python -m benchmarks store SUITE DIR [DIR ...] --samplers NAME ... [--out DIR]
+    python -m benchmarks store SUITE DIR [DIR ...] [--samplers NAME ...] [--out DIR]
     python -m benchmarks summary [--file FILE] SUITE=DIR[,DIR...] ...
 
 Suites (``suite.py``): quick, grid, smoke, hpo, bayesmark, shapes, bbob, users; ``list`` shows
@@ -168,7 +168,8 @@ def cmd_run(suite: Suite, args: argparse.Namespace) -> int:
         from . import pool as P
 
         keys = sorted({(t.problem, suite.objective_seed(t.seed)) for t in tasks})
-        P.ensure(suite, out, keys, n_pool, jobs=args.jobs, threads=args.threads)
+        P.ensure(suite, out, keys, n_pool, jobs=args.jobs, threads=args.threads,
+                 stored=[os.path.join(REPORTS, suite.name, "peers")])
     if not args.no_report:
         from .report import render
 
@@ -232,18 +233,26 @@ def cmd_list(suite_name: str | None) -> int:
 def cmd_store(suite: Suite, args: argparse.Namespace) -> int:
     """Keep the runs of ``--samplers`` (and the pools) of the result directories in
     ``--out`` as gzipped JSON lines (merged with what it holds; per (problem, sampler, seed,
-    trials) the last run read wins), with per-trial parameters dropped and timings rounded to
-    4 significant digits: the peers' runs, which depend only on the seeds, kept in the
-    repository (``benchmarks/reports/<suite>/peers``)."""
+    trials) the last run read wins; per (problem, seed) the longest pool), with per-trial
+    parameters dropped and timings rounded to 4 significant digits: the peers' runs and the
+    random-search pools, which depend only on the seeds, kept in the repository
+    (``benchmarks/reports/<suite>/peers``), where ``run`` takes its pools from. Without
+    ``--samplers``, the pools only."""
     import gzip
 
     from . import pool as P
     from .report import collect
 
-    _, runs, _ = collect(suite, args.dirs)
-    keep = [r for r in runs if r["sampler"] in args.samplers]
-    if not keep:
-        raise SystemExit(f"store: no run of {', '.join(args.samplers)} in {', '.join(args.dirs)}")
+    if not args.samplers and suite.scoring.kind != "pool":
+        raise SystemExit(f"store: --samplers is needed: suite {suite.name} has no random-search "
+                         "pools to keep without runs")
+    keep = []
+    if args.samplers:
+        _, runs, _ = collect(suite, args.dirs)
+        keep = [r for r in runs if r["sampler"] in args.samplers]
+        if not keep:
+            raise SystemExit(f"store: no run of {', '.join(args.samplers)} in "
+                             f"{', '.join(args.dirs)}")
     os.makedirs(args.out, exist_ok=True)
     path = os.path.join(args.out, runner.RUNS_FILE + ".gz")
     merged = {(r["problem"], r["sampler"], r["seed"], r["n_trials"]): r
@@ -257,18 +266,23 @@ def cmd_store(suite: Suite, args: argparse.Namespace) -> int:
 
     for r in keep:
         merged[(r["problem"], r["sampler"], r["seed"], r["n_trials"])] = slim(r)
-    with gzip.open(path, "wt") as fh:
-        for r in merged.values():
-            fh.write(json.dumps(r) + "\n")
+    if keep:
+        with gzip.open(path, "wt") as fh:
+            for r in merged.values():
+                fh.write(json.dumps(r) + "\n")
     n_pools = 0
     if suite.scoring.kind == "pool":
-        pools = {**P.read(suite, [args.out]), **P.read(suite, args.dirs)}
+        pools = P.read(suite, [args.out])
+        for key, rec in P.read(suite, args.dirs).items():  # the longer of the two is kept
+            if rec["n"] >= pools.get(key, {}).get("n", 0):
+                pools[key] = rec
         with gzip.open(os.path.join(args.out, P.POOL_FILE + ".gz"), "wt") as fh:
             for rec in pools.values():
                 fh.write(json.dumps({k: v for k, v in rec.items() if k != "dir"}) + "\n")
         n_pools = len(pools)
-    print(f"store: {len(keep)} runs of {', '.join(args.samplers)} ({len(merged)} in all) in "
-          f"{path}" + (f"; {n_pools} pools" if n_pools else ""), file=sys.stderr)
+    runs_said = (f"{len(keep)} runs of {', '.join(args.samplers)} ({len(merged)} in all) in "
+                 f"{path}" if keep else f"no runs (the pools only) in {args.out}")
+    print(f"store: {runs_said}" + (f"; {n_pools} pools" if n_pools else ""), file=sys.stderr)
     return 0
 
 
@@ -328,7 +342,8 @@ def _suite_parser(cmd: str, suite: Suite) -> argparse.ArgumentParser:
                            "'best value no worse than today's'")
     elif cmd == "store":
         p.add_argument("dirs", nargs="+", metavar="DIR")
-        p.add_argument("--samplers", nargs="+", required=True, metavar="NAME")
+        p.add_argument("--samplers", nargs="+", default=[], metavar="NAME",
+                       help="the samplers whose runs are kept (none: the pools only)")
         p.add_argument("--out", default=os.path.join(REPORTS, suite.name, "peers"),
                        help=f"default benchmarks/reports/{suite.name}/peers")
     elif cmd == "pool":

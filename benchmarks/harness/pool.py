@@ -145,13 +145,25 @@ def read(suite: "Suite", dirs: list[str]) -> dict[tuple[str, int], dict]:
 
 
 def ensure(suite: "Suite", out: str, keys: list[tuple[str, int]], n: int, jobs: int = 1,
-           threads: int = 1, known: dict[tuple[str, int], dict] | None = None
-           ) -> dict[tuple[str, int], dict]:
+           threads: int = 1, known: dict[tuple[str, int], dict] | None = None,
+           stored: list[str] | None = None) -> dict[tuple[str, int], dict]:
     """Pools of at least ``n`` values for each (problem, seed) of ``keys``: those of ``known``
-    (default: ``out``'s cache) that are long enough, the others evaluated (``jobs`` workers)
-    and appended to ``out/pool.jsonl``. Returns the pools of ``keys``."""
+    (default: ``out``'s cache) that are long enough, then those of the ``stored`` directories
+    (the pools kept in the repository, ``benchmarks/reports/<suite>/peers``), copied into
+    ``out/pool.jsonl`` so that ``out`` reports on its own, and the others evaluated (``jobs``
+    workers) and appended there. Returns the pools of ``keys``."""
     known = read(suite, [out]) if known is None else known
     pools = {k: known[k] for k in keys if k in known and known[k]["n"] >= n}
+    kept = read(suite, stored or [])
+    copied = [k for k in keys if k not in pools and k in kept and kept[k]["n"] >= n]
+    if copied:
+        os.makedirs(out, exist_ok=True)
+        for k in copied:
+            record = {f: v for f, v in kept[k].items() if f != "dir"}
+            runner._append(os.path.join(out, POOL_FILE), record)
+            pools[k] = {**record, "dir": out}
+        print(f"random-search pools: {len(copied)} of {len(keys)} (problem, seed) copied from "
+              f"{', '.join(stored or [])}", file=sys.stderr, flush=True)
     todo = [(Task(p, "Random", s, n), known.get((p, s))) for p, s in keys
             if (p, s) not in pools]
     if not todo:
