@@ -51,15 +51,16 @@ class GPModel:
     noise_floor
         The least noise variance the fit may choose (standardised targets), in ``(0, 0.01]``.
         ``None`` (default): the sampler's, ``1e-10`` for the objective models of
-        :class:`~optuna_gpbandit.GPUCBSampler` and :class:`~optuna_gpbandit.GPTSSampler`, and
-        ``1e-6`` elsewhere (IGP-UCB, whose width reads the fitted noise, change detection's
-        residual test, the constraint models). The floor bounds what the model can resolve:
-        at ``1e-6`` (a standard deviation of a thousandth of the targets' spread) a run
-        closing in on a smooth optimum stops seeing its own improvements; on COCO's bbob
-        functions ``1e-10`` gained GP-UCB +0.7 ± 0.3 of the fraction of targets (x 100) on
-        the tuning instances and +0.9 ± 0.3 on the validation ones, GP-TS +1.0 ± 0.3 on the
-        validation ones (docs/benchmarks.md, "The noise floor" and "GP-TS's noise floor"). A
-        noisy objective's fitted noise stays far above either floor.
+        :class:`~optuna_gpbandit.GPUCBSampler`, :class:`~optuna_gpbandit.GPTSSampler` and
+        :class:`~optuna_gpbandit.IGPUCBSampler`, and ``1e-6`` elsewhere (change detection's
+        residual test, the constraint models, :class:`~optuna_gpbandit.ConstrainedGPUCBSampler`'s
+        objective model). The floor bounds what the model can resolve: at ``1e-6`` (a
+        standard deviation of a thousandth of the targets' spread) a run closing in on a
+        smooth optimum stops seeing its own improvements; on COCO's bbob functions' validation
+        instances ``1e-10`` gained GP-UCB +0.9 ± 0.3 of the fraction of targets (x 100),
+        GP-TS +1.0 ± 0.3 and IGP-UCB +1.2 ± 0.3 (docs/benchmarks.md, "The noise floor",
+        "GP-TS's noise floor" and "IGP-UCB's noise floor"). A noisy objective's fitted noise
+        stays far above either floor.
     standardize
         Standardise the objective values before the GP (default). ``False``: the raw,
         direction-oriented values, as the papers' theory assumes (no output warping then).

@@ -21,6 +21,7 @@ from optuna_gpbandit import (
 )
 from optuna_gpbandit.gp.fit import MIN_NOISE_VAR
 from optuna_gpbandit._startup import startup_count
+from optuna_gpbandit.samplers._base import FINE_NOISE_FLOOR
 
 PUBLIC = [GPUCBSampler, IGPUCBSampler, GPTSSampler, ConstrainedGPUCBSampler, GPUCBCPDSampler]
 GP_DROP_IN = [GPUCBSampler, IGPUCBSampler, GPTSSampler]
@@ -138,9 +139,8 @@ def test_deterministic_objective_fixes_the_noise_at_its_floor(cls):
     fitted.optimize(lambda t: _quadratic(t) + 0.05 * (t.number % 3), n_trials=10)
     fixed = optuna.create_study(sampler=cls(seed=0, deterministic_objective=True))
     fixed.optimize(lambda t: _quadratic(t) + 0.05 * (t.number % 3), n_trials=10)
-    floor = MIN_NOISE_VAR if cls is IGPUCBSampler else 1e-10  # each sampler's own floor
     fixed_noise = sampler_record(fixed.trials[-1])["gp"]["noise_var"]
-    assert fixed_noise == pytest.approx(floor, rel=1e-9, abs=0)
+    assert fixed_noise == pytest.approx(FINE_NOISE_FLOOR, rel=1e-9, abs=0)  # the sampler's floor
     assert sampler_record(fitted.trials[-1])["gp"]["noise_var"] > 10 * MIN_NOISE_VAR
     own = optuna.create_study(sampler=cls(seed=0, deterministic_objective=True,
                                           model=GPModel(noise_floor=1e-8)))
@@ -211,7 +211,8 @@ def test_noise_floor_argument():
             GPModel(noise_floor=bad)
     # change detection's residual test reads the predictive spread: the old floor there
     assert GPUCBSampler(reset=ChangeDetection())._settings.model.min_noise_var == MIN_NOISE_VAR
-    assert GPUCBSampler()._settings.model.min_noise_var == 1e-10
-    assert GPTSSampler()._settings.model.min_noise_var == 1e-10
-    assert IGPUCBSampler()._settings.model.min_noise_var == MIN_NOISE_VAR
+    for cls in (GPUCBSampler, GPTSSampler, IGPUCBSampler):
+        assert cls()._settings.model.min_noise_var == FINE_NOISE_FLOOR == 1e-10
+    # the constrained sampler's objective model keeps the old floor (measured unconstrained only)
+    assert ConstrainedGPUCBSampler()._settings.model.min_noise_var == MIN_NOISE_VAR
     assert GPUCBSampler(model=GPModel(noise_floor=1e-7))._settings.model.min_noise_var == 1e-7

@@ -57,9 +57,9 @@ from optuna_gpbandit.samplers._settings import (ConstraintsArg, ConstraintsFunc,
 _logger = get_logger(__name__)
 
 
-# The floor of GP-UCB's and GP-TS's objective models' noise (docs/benchmarks.md, "The noise
-# floor" and "GP-TS's noise floor"); IGP-UCB keeps gp.fit.MIN_NOISE_VAR (its width reads the
-# fitted noise).
+# The floor of GP-UCB's, GP-TS's and IGP-UCB's objective models' noise (docs/benchmarks.md,
+# "The noise floor", "GP-TS's noise floor" and "IGP-UCB's noise floor"); the constraint
+# models, change detection and ConstrainedGPUCBSampler keep gp.fit.MIN_NOISE_VAR.
 FINE_NOISE_FLOOR = 1e-10
 
 
@@ -305,7 +305,7 @@ class GPBanditSampler(BaseSampler, abc.ABC):
     _multi_objective = False
 
     # The objective model's noise floor where GPModel(noise_floor=None) leaves it to the sampler
-    # (None: the model's own, gp.fit.MIN_NOISE_VAR; GP-UCB and GP-TS: FINE_NOISE_FLOOR).
+    # (None: the model's own, gp.fit.MIN_NOISE_VAR; GP-UCB, GP-TS and IGP-UCB: FINE_NOISE_FLOOR).
     _noise_floor: float | None = None
 
     def _check_objectives(self, study: Study) -> None:

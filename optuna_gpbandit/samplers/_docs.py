@@ -34,7 +34,7 @@ independent_sampler
     coordinate ``j`` of a scrambled Sobol point (space-filling first batches).
 deterministic_objective
     ``True``: the objective has no noise; the GP's noise variance is fixed at its floor
-    (``1e-6`` of the standardised variance) instead of fitted, as Optuna's ``GPSampler`` does
+    (``GPModel.noise_floor``) instead of fitted, as Optuna's ``GPSampler`` does
     with this argument, and no configuration is asked twice. Not with
     ``GPModel(noise_var=...)``. ``None`` (default): find out. A proposal within
     ``AcquisitionSearch.min_distance`` of an evaluated configuration asks that very
