@@ -305,8 +305,8 @@ class GPBanditSampler(BaseSampler, abc.ABC):
     _multi_objective = False
 
     # The objective model's noise floor where GPModel(noise_floor=None) leaves it to the sampler
-    # (None: the model's own, gp.fit.MIN_NOISE_VAR; GP-UCB, GP-TS and IGP-UCB: FINE_NOISE_FLOOR).
-    _noise_floor: float | None = None
+    # (None: the model's own, gp.fit.MIN_NOISE_VAR, as ConstrainedGPUCBSampler's).
+    _noise_floor: float | None = FINE_NOISE_FLOOR
 
     def _check_objectives(self, study: Study) -> None:
         """Raise for a multi-objective study this sampler (or its settings) cannot serve."""

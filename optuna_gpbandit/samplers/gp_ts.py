@@ -18,7 +18,7 @@ from optuna_gpbandit._space import EncodedSpace
 from optuna_gpbandit.acquisition.pathwise import SamplePath
 from optuna_gpbandit.acquisition.thompson import thompson_choice
 from optuna_gpbandit.acquisition.width import CandidateDraw, InfoGainWidth, PathDraw
-from optuna_gpbandit.samplers._base import FINE_NOISE_FLOOR, SelectionContext
+from optuna_gpbandit.samplers._base import SelectionContext
 from optuna_gpbandit.samplers._docs import document
 from optuna_gpbandit.samplers._kernelized import KernelizedBanditSampler
 from optuna_gpbandit.samplers._settings import ConstraintsArg, ConstraintsFunc
@@ -71,7 +71,6 @@ class GPTSSampler(KernelizedBanditSampler):
     """
 
     _multi_objective = True  # random scalarisations (samplers/_multi.py)
-    _noise_floor = FINE_NOISE_FLOOR  # the objective model's, under GPModel(noise_floor=None)
 
     def __init__(
         self,

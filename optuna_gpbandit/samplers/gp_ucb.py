@@ -16,7 +16,7 @@ from optuna_gpbandit.pending import Hallucinate, PendingRule
 from optuna_gpbandit.acquisition.ucb import UCB
 from optuna_gpbandit.acquisition.width import BetaSchedule, Theorem1, check_beta
 from optuna_gpbandit.gp.information import gamma_upper_bound
-from optuna_gpbandit.samplers._base import FINE_NOISE_FLOOR, GPBanditSampler, SelectionContext
+from optuna_gpbandit.samplers._base import GPBanditSampler, SelectionContext
 from optuna_gpbandit.samplers._docs import document
 from optuna_gpbandit.samplers._settings import ConstraintsArg, ConstraintsFunc
 
@@ -45,7 +45,6 @@ class GPUCBSampler(GPBanditSampler):
     """
 
     _multi_objective = True  # random scalarisations (samplers/_multi.py)
-    _noise_floor = FINE_NOISE_FLOOR  # the objective model's, under GPModel(noise_floor=None)
 
     def __init__(
         self,

@@ -14,7 +14,7 @@ from optuna_gpbandit.search import AcquisitionSearch
 from optuna_gpbandit.pending import Hallucinate, PendingRule
 from optuna_gpbandit.acquisition.ucb import UCB
 from optuna_gpbandit.acquisition.width import InfoGainWidth
-from optuna_gpbandit.samplers._base import FINE_NOISE_FLOOR, SelectionContext
+from optuna_gpbandit.samplers._base import SelectionContext
 from optuna_gpbandit.samplers._docs import document
 from optuna_gpbandit.samplers._kernelized import KernelizedBanditSampler
 from optuna_gpbandit.samplers._settings import ConstraintsArg, ConstraintsFunc
@@ -40,8 +40,6 @@ class IGPUCBSampler(KernelizedBanditSampler):
     """
 
     _multi_objective = True  # random scalarisations (samplers/_multi.py)
-    # the objective model's, under GPModel(noise_floor=None)
-    _noise_floor: float | None = FINE_NOISE_FLOOR
 
     def __init__(
         self,
