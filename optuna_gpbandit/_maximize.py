@@ -47,6 +47,7 @@ class Box:
     lo: np.ndarray
     hi: np.ndarray
     side: float  # the replayed L
+    branch: np.ndarray | None = None  # the active columns of the branch points keep to, or None
 
     def admits(self, i: int | np.ndarray, values: np.ndarray) -> np.ndarray:
         """Mask of ``values`` of column(s) ``i`` inside the box (up to rounding); a column's
@@ -55,10 +56,14 @@ class Box:
             (values >= self.lo[i] - _EDGE) & (values <= self.hi[i] + _EDGE))
 
     def contains(self, X: np.ndarray, numeric: np.ndarray) -> np.ndarray:
-        """Mask of the rows of ``X`` whose ``numeric`` columns are all inside the box."""
+        """Mask of the rows of ``X`` whose ``numeric`` columns are all inside the box (and
+        that lie in its ``branch``, if it keeps to one)."""
         X = np.atleast_2d(X)
         cols = np.flatnonzero(numeric)
-        return np.all(self.admits(cols, X[:, cols]), axis=1)
+        inside = np.all(self.admits(cols, X[:, cols]), axis=1)
+        if self.branch is not None:
+            inside &= np.all(is_active(X) == self.branch[None, :], axis=1)
+        return inside
 
 
 def _line_values(space: EncodedSpace, i: int, current: float) -> np.ndarray:
@@ -151,6 +156,24 @@ def _local_search(acq: Acquisition, space: EncodedSpace, x0: np.ndarray, f0: flo
     return x, fx
 
 
+_BRANCH_DRAWS = 16  # at most this many times n_candidates drawn to find those of a branch
+
+
+def _box_candidates(space: EncodedSpace, box: Box, n: int, seed: int) -> np.ndarray:
+    """``n`` quasi-random candidates in ``box``; where it keeps to a branch, the first ``n``
+    of a longer sequence that lie in the branch (the local searches keep each start's branch,
+    so the candidates decide it), as many as the box admits of ``_BRANCH_DRAWS * n``."""
+    if box.branch is None:
+        return space.sobol(n, seed=seed, lo=box.lo, hi=box.hi)
+    m = n
+    while True:
+        C = space.sobol(m, seed=seed, lo=box.lo, hi=box.hi)
+        C = C[box.contains(C, ~space.is_categorical)]
+        if C.shape[0] >= n or m >= _BRANCH_DRAWS * n:
+            return C[:n]
+        m *= 2
+
+
 def maximize_acquisition(
     acq: Acquisition,
     space: EncodedSpace,
@@ -178,7 +201,7 @@ def maximize_acquisition(
 
     seed = int(rng.integers(2**31 - 1))
     C = (space.sobol(n_candidates, seed=seed) if box is None
-         else space.sobol(n_candidates, seed=seed, lo=box.lo, hi=box.hi))
+         else _box_candidates(space, box, n_candidates, seed))
     if warm_starts is not None and len(warm_starts):
         W = space.snap(warm_starts)
         if box is not None:

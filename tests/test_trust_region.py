@@ -173,8 +173,8 @@ def test_start_at_centre_and_in_branches_must_be_bools():
 def test_a_parameter_the_best_points_branch_lacks_is_not_bounded():
     X = np.array([[0.2, 0.3, INACTIVE_NUMERIC], [0.9, INACTIVE_NUMERIC, 0.6]])
     y = np.array([1.0, 0.0])  # the best point lacks the third parameter
-    box = TrustRegion(min_dim=3, initial=0.2).box(X, y, np.arange(2), np.ones(3),
-                                                  np.ones(3, bool), 0)
+    box = TrustRegion(min_dim=3, initial=0.2, branch_side=None).box(
+        X, y, np.arange(2), np.ones(3), np.ones(3, bool), 0)
     assert box.lo[:2] == pytest.approx([0.1, 0.2]) and box.hi[:2] == pytest.approx([0.3, 0.4])
     assert (box.lo[2], box.hi[2]) == (0.0, 1.0)
     # a point of another branch holds the inactive code where the box bounds: admitted
@@ -264,3 +264,62 @@ def test_gp_ucbs_beta_is_scaled_by_box_factor_in_the_box_of_a_continuous_space(
     assert Theorem1.paper().box_factor == 1.0
     with pytest.raises(ValueError, match="box_factor"):
         Theorem1(box_factor=0.0)
+
+
+def test_branch_side_keeps_the_box_to_the_best_points_branch_once_it_has_shrunk():
+    X = np.array([[0.2, 0.3, INACTIVE_NUMERIC], [0.9, INACTIVE_NUMERIC, 0.6]])
+    y = np.array([1.0, 0.0])  # the best point is in the branch without the third parameter
+    region = TrustRegion(min_dim=3, failure_tol=1, branch_side=0.8)
+    # at the initial side the acquisition still chooses the branch
+    assert region.box(X, y, np.arange(2), np.ones(3), np.ones(3, bool), 2).branch is None
+    # one trial without a gain halves the side (0.4 < 0.8): the box keeps to the branch
+    X3, y3 = np.vstack([X, [[0.5, 0.5, INACTIVE_NUMERIC]]]), np.append(y, -1.0)
+    box = region.box(X3, y3, np.arange(3), np.ones(3), np.ones(3, bool), 2)
+    assert box.side == 0.4 and box.branch.tolist() == [True, True, False]
+    other = np.array([[0.2, INACTIVE_NUMERIC, 0.5]])  # of the other branch, inside the bounds
+    assert not box.contains(other, np.ones(3, bool))[0]
+    assert box.contains(np.array([[0.25, 0.35, INACTIVE_NUMERIC]]), np.ones(3, bool))[0]
+    with pytest.raises(ValueError, match="branch_side"):
+        TrustRegion(branch_side=0.0)
+
+
+def test_the_maximiser_stays_in_the_boxs_branch_where_the_acquisition_prefers_another():
+    from optuna_gpbandit._conditional import encoded_space, union_search_space
+    from optuna_gpbandit._maximize import Box
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    study.optimize(_two_branches, n_trials=12)
+    space = encoded_space(union_search_space(study.trials), study.trials)
+    col = space.names.index("branch")
+
+    class PreferB:  # larger wherever the point is in branch "b" (choice index 1)
+        def values(self, X):
+            return np.where(np.isclose(X[:, col], 1.0), 1.0, 0.0) - np.sum(X ** 2, axis=1) * 1e-3
+
+        def value_grad(self, x):
+            return float(self.values(x[None, :])[0]), -2e-3 * x
+
+    X = space.encode_many([t.params for t in study.trials])
+    in_a = X[np.isclose(X[:, col], 0.0)][0]
+    free = Box(np.zeros(space.d), np.ones(space.d), 0.4)
+    kept = Box(np.zeros(space.d), np.ones(space.d), 0.4, branch=in_a > -0.25)
+    rng = np.random.default_rng(0)
+    assert maximize_acquisition(PreferB(), space, rng, box=free)[0][col] == 1.0
+    x, _ = maximize_acquisition(PreferB(), space, rng, box=kept)
+    assert x[col] == 0.0 and space.decode(x).keys() == {
+        n for n in space.names if n == "branch" or n[0] in "sa"}
+
+
+def test_once_the_box_has_halved_twice_each_model_trial_is_in_the_best_trials_branch():
+    search = AcquisitionSearch(trust_region=TrustRegion(failure_tol=1))  # halves quickly
+    # (with branch_side=None two of this study's late trials leave the best trial's branch)
+    study = optuna.create_study(sampler=GPUCBSampler(seed=4, search=search))
+    study.optimize(_two_branches, n_trials=24)
+    kept = 0
+    for t in study.trials:
+        rec = sampler_record(t)
+        if rec is None or rec.get("trust_region", 1.0) >= TrustRegion().branch_side:
+            continue
+        best = min((u for u in study.trials if u.number < t.number), key=lambda u: u.value)
+        assert t.params["branch"] == best.params["branch"]
+        kept += 1
+    assert kept >= 3
