@@ -162,15 +162,16 @@ _BRANCH_DRAWS = 16  # at most this many times n_candidates drawn to find those o
 def _box_candidates(space: EncodedSpace, box: Box, n: int, seed: int) -> np.ndarray:
     """``n`` quasi-random candidates in ``box``; where it keeps to a branch, the first ``n``
     of a longer sequence that lie in the branch (the local searches keep each start's branch,
-    so the candidates decide it), as many as the box admits of ``_BRANCH_DRAWS * n``."""
+    so the candidates decide it), as many as the box admits of ``_BRANCH_DRAWS * n``, or, if
+    none does (a rare branch, few candidates), the ``n`` of every branch."""
     if box.branch is None:
         return space.sobol(n, seed=seed, lo=box.lo, hi=box.hi)
     m = n
     while True:
         C = space.sobol(m, seed=seed, lo=box.lo, hi=box.hi)
-        C = C[box.contains(C, ~space.is_categorical)]
-        if C.shape[0] >= n or m >= _BRANCH_DRAWS * n:
-            return C[:n]
+        inside = C[box.contains(C, ~space.is_categorical)]
+        if inside.shape[0] >= n or m >= _BRANCH_DRAWS * n:
+            return inside[:n] if inside.size else C[:n]
         m *= 2
 
 

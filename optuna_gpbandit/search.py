@@ -10,7 +10,8 @@ the fitted lengthscales (long where the objective is flat); ``L`` doubles after
 ``success_tol`` consecutive improvements and halves after ``failure_tol`` consecutive trials
 without one, and starts again at ``initial`` once it falls below ``smallest``. The size is
 replayed from the completed trials in number order at every call (stateless: a resumed study
-or another worker gets the same box).
+or another worker gets the same box). In a space with branches, once ``L`` is below
+``branch_side`` the box also keeps to the best trial's branch.
 """
 
 from __future__ import annotations

@@ -323,3 +323,24 @@ def test_once_the_box_has_halved_twice_each_model_trial_is_in_the_best_trials_br
         assert t.params["branch"] == best.params["branch"]
         kept += 1
     assert kept >= 3
+
+
+def test_a_kept_branch_no_candidate_reaches_leaves_the_maximiser_the_other_branches():
+    from optuna_gpbandit._conditional import encoded_space, union_search_space
+    from optuna_gpbandit._maximize import Box
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    study.optimize(_two_branches, n_trials=12)
+    space = encoded_space(union_search_space(study.trials), study.trials)
+    nowhere = np.zeros(space.d, dtype=bool)  # a branch of no point: no candidate lies in it
+
+    class Sum:
+        def values(self, X):
+            return np.sum(X, axis=1)
+
+        def value_grad(self, x):
+            return float(np.sum(x)), np.ones_like(x)
+
+    box = Box(np.zeros(space.d), np.ones(space.d), 0.2, branch=nowhere)
+    x, fx = maximize_acquisition(Sum(), space, np.random.default_rng(0), n_candidates=4,
+                                 box=box)
+    assert np.isfinite(fx) and space.decode(x)["branch"] in ("a", "b")
