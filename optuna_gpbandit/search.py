@@ -159,11 +159,12 @@ class TrustRegion:
         half = 0.5 * L * w
         # A parameter the best point's branch does not have (its inactive code) is not
         # bounded: the best point says nothing about it.
-        bounded = numeric & is_active(centre)
+        branch = is_active(centre)
+        bounded = numeric & branch
         lo = np.where(bounded, np.clip(centre - half, 0.0, 1.0), 0.0)
         hi = np.where(bounded, np.clip(centre + half, 0.0, 1.0), 1.0)
         keep = self.branch_side is not None and L < self.branch_side
-        return Box(lo, hi, L, is_active(centre) if keep else None)
+        return Box(lo, hi, L, branch if keep else None)
 
 
 @dataclass(frozen=True, kw_only=True)

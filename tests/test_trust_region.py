@@ -9,8 +9,9 @@ from optuna.distributions import FloatDistribution
 
 from optuna_gpbandit import (AcquisitionSearch, GPUCBSampler, Theorem1, TrustRegion,
                              sampler_record)
-from optuna_gpbandit._conditional import INACTIVE_NUMERIC
-from optuna_gpbandit._maximize import maximize_acquisition
+from optuna_gpbandit._conditional import (INACTIVE_NUMERIC, encoded_space, is_active,
+                                          union_search_space)
+from optuna_gpbandit._maximize import Box, maximize_acquisition
 from optuna_gpbandit._space import EncodedSpace
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -283,12 +284,15 @@ def test_branch_side_keeps_the_box_to_the_best_points_branch_once_it_has_shrunk(
         TrustRegion(branch_side=0.0)
 
 
-def test_the_maximiser_stays_in_the_boxs_branch_where_the_acquisition_prefers_another():
-    from optuna_gpbandit._conditional import encoded_space, union_search_space
-    from optuna_gpbandit._maximize import Box
+def _random_two_branch_study():
+    """12 random trials of ``_two_branches`` and the encoded space of their branches."""
     study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
     study.optimize(_two_branches, n_trials=12)
-    space = encoded_space(union_search_space(study.trials), study.trials)
+    return study, encoded_space(union_search_space(study.trials), study.trials)
+
+
+def test_the_maximiser_stays_in_the_boxs_branch_where_the_acquisition_prefers_another():
+    study, space = _random_two_branch_study()
     col = space.names.index("branch")
 
     class PreferB:  # larger wherever the point is in branch "b" (choice index 1)
@@ -301,7 +305,7 @@ def test_the_maximiser_stays_in_the_boxs_branch_where_the_acquisition_prefers_an
     X = space.encode_many([t.params for t in study.trials])
     in_a = X[np.isclose(X[:, col], 0.0)][0]
     free = Box(np.zeros(space.d), np.ones(space.d), 0.4)
-    kept = Box(np.zeros(space.d), np.ones(space.d), 0.4, branch=in_a > -0.25)
+    kept = Box(np.zeros(space.d), np.ones(space.d), 0.4, branch=is_active(in_a))
     rng = np.random.default_rng(0)
     assert maximize_acquisition(PreferB(), space, rng, box=free)[0][col] == 1.0
     x, _ = maximize_acquisition(PreferB(), space, rng, box=kept)
@@ -326,11 +330,7 @@ def test_once_the_box_has_halved_twice_each_model_trial_is_in_the_best_trials_br
 
 
 def test_a_kept_branch_no_candidate_reaches_leaves_the_maximiser_the_other_branches():
-    from optuna_gpbandit._conditional import encoded_space, union_search_space
-    from optuna_gpbandit._maximize import Box
-    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
-    study.optimize(_two_branches, n_trials=12)
-    space = encoded_space(union_search_space(study.trials), study.trials)
+    _, space = _random_two_branch_study()
     nowhere = np.zeros(space.d, dtype=bool)  # a branch of no point: no candidate lies in it
 
     class Sum:

@@ -272,10 +272,8 @@ def cmd_store(suite: Suite, args: argparse.Namespace) -> int:
                 fh.write(json.dumps(r) + "\n")
     n_pools = 0
     if suite.scoring.kind == "pool":
-        pools = P.read(suite, [args.out])
-        for key, rec in P.read(suite, args.dirs).items():  # the longer of the two is kept
-            if rec["n"] >= pools.get(key, {}).get("n", 0):
-                pools[key] = rec
+        # the longest of each (problem, seed); of equal ones, the new directories' (read first)
+        pools = P.read(suite, args.dirs + [args.out])
         with gzip.open(os.path.join(args.out, P.POOL_FILE + ".gz"), "wt") as fh:
             for rec in pools.values():
                 fh.write(json.dumps({k: v for k, v in rec.items() if k != "dir"}) + "\n")
